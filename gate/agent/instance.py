@@ -1,0 +1,120 @@
+"""One agent instance as the runner sees it: start, reset, invoke, restart, stop.
+
+A worker owns exactly one instance (and, with chaos, one proxy), so whatever the
+agent does during a cell can be attributed to that cell. A crash mid-cell is the
+agent's outcome (`agent_crash`, with its log tail); failing to restart is the
+gate's (HarnessError), and the runner records it as an error, not a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import httpx
+
+from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
+from gate.agent.process import AgentProcess, argv_of, free_port, tail
+from gate.agent.templates import render
+from gate.config.models import AgentConfig
+from gate.errors import HarnessError
+
+
+class AgentInstance:
+    def __init__(self, agent: AgentConfig, base_dir: Path, index: int, log_dir: Path,
+                 extra_env: dict[str, str] | None = None):
+        self.spec, self.base_dir, self.index = agent, base_dir, index
+        self.log_path = log_dir / f"agent-{index}.log"
+        self.extra_env = dict(extra_env or {})
+        self.port: int | None = None
+        self.process: AgentProcess | None = None
+        self.client: httpx.AsyncClient | None = None
+        self.startup_seconds = 0.0
+        self.restarts = 0
+
+    @property
+    def base_url(self) -> str:
+        if self.spec.url:
+            return self.spec.url.rstrip("/")
+        return f"http://127.0.0.1:{self.port}"
+
+    def _ctx(self, **more) -> dict:
+        return {"port": str(self.port or ""), "url": self.base_url, **more}
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        if self.spec.start is not None:
+            env[self.spec.start.port_env] = str(self.port)
+            env.update(render(self.spec.start.env, self._ctx()))
+        return env
+
+    async def start(self) -> None:
+        self.client = httpx.AsyncClient(trust_env=False, timeout=None)
+        if self.spec.start is not None:
+            await self._spawn()
+
+    async def _spawn(self) -> None:
+        start = self.spec.start
+        self.port = free_port()
+        cwd = (self.base_dir / start.cwd) if start.cwd else self.base_dir
+        self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path)
+        began = time.monotonic()
+        self.process.spawn()
+        url = render(start.ready.url, self._ctx()) if start.ready.url else None
+        if url is None and start.ready.log is None and self.spec.invoke.http is not None:
+            url = self.base_url  # any answer on the port means it is listening
+        try:
+            await self.process.wait_ready(url, start.ready.log, start.ready.timeout)
+        except HarnessError:
+            self.process.stop()
+            raise
+        self.startup_seconds += time.monotonic() - began
+
+    async def ensure_alive(self) -> None:
+        if self.process is not None and not self.process.alive:
+            await self.restart()
+
+    async def restart(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+        self.restarts += 1
+        await self._spawn()
+
+    async def reset(self, ctx: dict) -> None:
+        if self.spec.reset is None:
+            return
+        try:
+            status, body, _ = await send(self.client, self.spec.reset, self._ctx(**ctx))
+        except httpx.HTTPError as exc:
+            raise HarnessError(f"agent reset request failed: {exc}") from None
+        if status >= 400:
+            raise HarnessError(f"agent reset answered {status}: {body[:200]!r}")
+
+    async def invoke(self, text: str, ctx: dict) -> RawOutcome:
+        deadline = self.spec.timeout
+        if self.spec.invoke.command is not None:
+            cmd = self.spec.invoke.command
+            cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
+            env = {**self._env(), **render(cmd.env, self._ctx(**ctx))}
+            return await invoke_command(cmd, text, cwd, env, self.log_path, deadline)
+        outcome = await invoke_http(self.client, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline)
+        return await self._check_crash(outcome)
+
+    async def _check_crash(self, outcome: RawOutcome) -> RawOutcome:
+        """A dead process turns any failed call into `agent_crash`, and gets restarted."""
+        if self.process is None or self.process.alive or outcome.reason == "ok":
+            return outcome
+        code = self.process.exit_code
+        outcome = RawOutcome(None, "agent_crash", outcome.status, outcome.latency_ms,
+                             f"agent exited with code {code} during the cell; log tail:\n{tail(self.log_path, 1500)}")
+        if self.spec.restart_on_crash:
+            await self.restart()
+        return outcome
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+        if self.client is not None:
+            await self.client.aclose()

@@ -1,0 +1,145 @@
+"""Send one input to the agent (HTTP or a command) and classify what came back.
+
+Every way a call can end maps to a reason code, so the report can tell a timeout
+from a crash from a bad payload: ok, agent_timeout, agent_crash, connection_error,
+http_4xx, http_5xx, exit_nonzero, bad_output_json, bad_output_shape, output_flood.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from gate.agent.process import argv_of
+from gate.agent.templates import PathError, pick, render
+from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
+
+MAX_OUTPUT_BYTES = 1 << 20
+
+
+@dataclass
+class RawOutcome:
+    output: str | None
+    reason: str
+    status: int | None = None
+    latency_ms: float = 0.0
+    detail: str = ""
+
+
+def _as_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def extract_output(body: bytes, path: str) -> tuple[str | None, str, str]:
+    """(output, reason, detail) from a 2xx body and the configured JSON path."""
+    text = body.decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        if path == "$":
+            return text, "ok", ""
+        return None, "bad_output_json", f"response is not JSON: {text[:200]!r}"
+    try:
+        return _as_text(pick(doc, path)), "ok", ""
+    except PathError as exc:
+        return None, "bad_output_shape", str(exc)
+
+
+async def send(client: httpx.AsyncClient, spec: HttpRequestSpec, ctx: dict) -> tuple[int, bytes, bool]:
+    """(status, body up to the cap, flooded?)"""
+    kwargs = {"headers": render(spec.headers, ctx)}
+    if spec.body is not None and spec.method != "GET":
+        kwargs["json"] = render(spec.body, ctx)
+    async with client.stream(spec.method, render(spec.url, ctx), **kwargs) as resp:
+        chunks, size = [], 0
+        async for chunk in resp.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_OUTPUT_BYTES:
+                return resp.status_code, b"".join(chunks)[:MAX_OUTPUT_BYTES], True
+        return resp.status_code, b"".join(chunks), False
+
+
+async def invoke_http(client: httpx.AsyncClient, spec: HttpInvoke, ctx: dict, deadline: float) -> RawOutcome:
+    started = time.monotonic()
+    elapsed = lambda: (time.monotonic() - started) * 1000  # noqa: E731
+    try:
+        async with asyncio.timeout(deadline):
+            status, body, flooded = await send(client, spec, ctx)
+    except TimeoutError:
+        return RawOutcome(None, "agent_timeout", None, elapsed(), f"no answer within {deadline:g}s")
+    except httpx.HTTPError as exc:
+        return RawOutcome(None, "connection_error", None, elapsed(), f"{type(exc).__name__}: {exc}")
+    if flooded:
+        return RawOutcome(None, "output_flood", status, elapsed(), f"response over {MAX_OUTPUT_BYTES} bytes")
+    if status >= 400:
+        reason = "http_5xx" if status >= 500 else "http_4xx"
+        return RawOutcome(None, reason, status, elapsed(), body[:300].decode("utf-8", "replace"))
+    output, reason, detail = extract_output(body, spec.output)
+    return RawOutcome(output, reason, status, elapsed(), detail)
+
+
+async def _read_capped(stream: asyncio.StreamReader) -> tuple[bytes, bool]:
+    data = bytearray()
+    while chunk := await stream.read(65536):
+        data += chunk
+        if len(data) > MAX_OUTPUT_BYTES:
+            return bytes(data[:MAX_OUTPUT_BYTES]), True
+    return bytes(data), False
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, log_path: Path,
+                         deadline: float) -> RawOutcome:
+    argv = argv_of(spec.command)
+    if spec.input == "arg":
+        argv = argv + [text] if isinstance(spec.command, list) else argv[:2] + [f'{argv[2]} "$1"', "sh", text]
+    started = time.monotonic()
+    elapsed = lambda: (time.monotonic() - started) * 1000  # noqa: E731
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=log, start_new_session=True)
+        except OSError as exc:
+            return RawOutcome(None, "agent_crash", None, 0.0, f"could not start {argv[0]!r}: {exc}")
+    try:
+        async with asyncio.timeout(deadline):
+            if spec.input == "stdin":
+                try:
+                    proc.stdin.write(text.encode())
+                    await proc.stdin.drain()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+            proc.stdin.close()
+            out, flooded = await _read_capped(proc.stdout)
+            if flooded:
+                _kill_group(proc.pid)
+                await proc.wait()
+                return RawOutcome(None, "output_flood", None, elapsed(), f"stdout over {MAX_OUTPUT_BYTES} bytes")
+            code = await proc.wait()
+    except TimeoutError:
+        _kill_group(proc.pid)
+        await proc.wait()
+        return RawOutcome(None, "agent_timeout", None, elapsed(), f"no exit within {deadline:g}s")
+    finally:
+        _kill_group(proc.pid)  # grandchildren left behind by the command
+    output = out.decode("utf-8", "replace").rstrip("\n")
+    if code == 0:
+        return RawOutcome(output, "ok", 0, elapsed())
+    reason = "agent_crash" if code < 0 else "exit_nonzero"
+    return RawOutcome(None, reason, code, elapsed(), output[-300:])

@@ -1,0 +1,111 @@
+"""Start an agent command in its own process group, wait until it is ready, stop it.
+
+Output goes straight to a per-instance log file (never through a pipe the gate
+must drain), so an agent that floods stdout can't block or bloat the gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+from gate.agent import reaper
+from gate.errors import HarnessError
+
+LOG_TAIL_BYTES = 4000
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def argv_of(command: str | list[str]) -> list[str]:
+    return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+
+
+def tail(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - limit))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return ("…" if size > limit else "") + text
+
+
+class AgentProcess:
+    """One started agent: its process group, port, log file."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path):
+        self.argv, self.cwd, self.env, self.log_path = argv, cwd, env, log_path
+        self.proc: subprocess.Popen | None = None
+
+    def spawn(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            raise HarnessError(f"agent command {shlex.join(self.argv)!r} could not start: {exc}") from None
+        finally:
+            log.close()
+        reaper.track(self.proc.pid, self.proc)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def exit_code(self) -> int | None:
+        return None if self.proc is None else self.proc.poll()
+
+    def log_tail(self) -> str:
+        return tail(self.log_path)
+
+    async def wait_ready(self, url: str | None, log_pattern: str | None, timeout: float) -> float:
+        """Seconds until ready; HarnessError with the log tail if it dies or the deadline passes."""
+        started = time.monotonic()
+        pattern = re.compile(log_pattern) if log_pattern else None
+        async with httpx.AsyncClient(timeout=1.0, trust_env=False) as client:
+            while True:
+                if not self.alive:
+                    raise HarnessError(
+                        f"agent exited during start-up with code {self.exit_code}; "
+                        f"last lines of {self.log_path}:\n{self.log_tail()}")
+                if await self._is_ready(client, url, pattern):
+                    return time.monotonic() - started
+                if time.monotonic() - started > timeout:
+                    raise HarnessError(
+                        f"agent not ready after {timeout:g}s (waiting for "
+                        f"{url or ''}{' and ' if url and pattern else ''}{log_pattern or ''}); "
+                        f"last lines of {self.log_path}:\n{self.log_tail()}")
+                await asyncio.sleep(0.05)
+
+    async def _is_ready(self, client: httpx.AsyncClient, url: str | None, pattern) -> bool:
+        if pattern is not None and not pattern.search(tail(self.log_path, 64_000)):
+            return False
+        if url is not None:
+            try:
+                resp = await client.get(url)
+            except httpx.HTTPError:
+                return False
+            return resp.status_code < 500
+        return True
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            reaper.kill_group(self.proc.pid)

@@ -1,0 +1,55 @@
+"""`{{name}}` templates in URLs, headers and JSON bodies, and a small JSON path picker.
+
+The input is inserted into the *parsed* body structure and serialised afterwards,
+so quotes, newlines and Unicode in a mutated input can never break the JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+
+
+def render(value: Any, ctx: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return PLACEHOLDER.sub(lambda m: str(ctx.get(m.group(1), m.group(0))), value)
+    if isinstance(value, dict):
+        return {render(k, ctx): render(v, ctx) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render(v, ctx) for v in value]
+    return value
+
+
+PATH_TOKEN = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+
+
+class PathError(ValueError):
+    pass
+
+
+def parse_path(path: str) -> list[str | int]:
+    if not path.startswith("$"):
+        raise PathError(f"JSON path must start with '$': {path!r}")
+    parts: list[str | int] = []
+    pos = 1
+    while pos < len(path):
+        m = PATH_TOKEN.match(path, pos)
+        if not m:
+            raise PathError(f"cannot parse JSON path {path!r} at {path[pos:]!r}")
+        name, idx, q1, q2 = m.groups()
+        parts.append(int(idx) if idx is not None else (name or q1 or q2))
+        pos = m.end()
+    return parts
+
+
+def pick(doc: Any, path: str) -> Any:
+    """Value at `path`; raises PathError naming the first missing step."""
+    current = doc
+    for part in parse_path(path):
+        try:
+            current = current[part]
+        except (KeyError, IndexError, TypeError):
+            raise PathError(f"{path}: no {part!r} in the response") from None
+    return current

@@ -1,0 +1,112 @@
+"""The `chaos-gate` command line: run, validate, schema, plan.
+
+Exit codes: 0 pass, 1 the agent failed the gate, 2 the config is wrong or the gate
+could not judge (agent would not start, ...). Expected errors print one clear
+message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from gate.errors import EXIT_ERROR, GateError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="chaos-gate", description="Attack an AI agent and gate on its resilience.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the gate and write the reports")
+    run.add_argument("-c", "--config", default="chaos-gate.yaml")
+    run.add_argument("-o", "--output-dir", type=Path)
+    run.add_argument("--seed", type=int)
+    run.add_argument("--concurrency", type=int)
+    run.add_argument("--runs", type=int)
+    run.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    val = sub.add_parser("validate", help="check a config file")
+    val.add_argument("-c", "--config", default="chaos-gate.yaml")
+    sub.add_parser("schema", help="print the config's JSON Schema")
+    plan = sub.add_parser("plan", help="list the cells a config expands to")
+    plan.add_argument("-c", "--config", default="chaos-gate.yaml")
+    plan.add_argument("--seed", type=int)
+    return p
+
+
+def cmd_run(args, console: Console) -> int:
+    from gate.agent.reaper import install_signal_handlers
+    from gate.config import load_config
+    from gate.report import write_all
+    from gate.report.terminal import print_summary, progress_bar
+    from gate.runner import run_gate
+
+    loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
+    out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
+    install_signal_handlers()
+    with progress_bar(console) as (on_plan, on_progress):
+        report = run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
+                          on_plan=on_plan, on_progress=on_progress)
+    paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
+    if not args.quiet:
+        print_summary(report, console)
+        console.print(f"reports: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
+    return report.verdict.exit_code
+
+
+def cmd_validate(args, console: Console) -> int:
+    from gate.config import load_config
+    from gate.plan import build_plan
+
+    loaded = load_config(args.config)
+    cells = build_plan(loaded.config)
+    console.print(f"{args.config}: valid ({len(cells)} cells, {len(loaded.config.contract.invariants)} invariants)",
+                  highlight=False)
+    return 0
+
+
+def cmd_schema(args, console: Console) -> int:
+    from gate.config import Config
+
+    schema = Config.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "chaos-gate.yaml"
+    sys.stdout.write(json.dumps(schema, indent=2) + "\n")
+    return 0
+
+
+def cmd_plan(args, console: Console) -> int:
+    from gate.config import load_config
+    from gate.plan import build_plan
+
+    loaded = load_config(args.config, {"seed": args.seed})
+    for cell in build_plan(loaded.config):
+        sys.stdout.write(f"{cell.id}\t{cell.seed}\t{','.join(cell.invariants)}\n")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "schema": cmd_schema, "plan": cmd_plan}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    console = Console(stderr=False)
+    err = Console(stderr=True)
+    try:
+        return COMMANDS[args.command](args, console)
+    except GateError as exc:
+        err.print(f"chaos-gate: {exc}", highlight=False, markup=False)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        from gate.agent.reaper import kill_all
+
+        kill_all()
+        err.print("chaos-gate: interrupted; every agent process was stopped", highlight=False)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

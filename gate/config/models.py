@@ -1,0 +1,190 @@
+"""The config schema: pydantic models are the single source of truth.
+
+Validation, the JSON Schema (`chaos-gate schema`) and the docs all derive from
+these classes. Every model forbids unknown keys, so a typo is an error with a
+suggestion rather than a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, model_validator
+
+from gate.contracts import INVARIANTS
+from gate.contracts.base import StrictModel
+from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
+
+Stage = Literal["mutation", "chaos", "contract", "replay"]
+STAGES: tuple[str, ...] = ("mutation", "chaos", "contract", "replay")
+
+Invariant = Annotated[Union[tuple(INVARIANTS.values())], Field(discriminator="type")]
+
+
+class ReadySpec(StrictModel):
+    """When a started agent counts as ready: a URL that answers, and/or a log line."""
+
+    url: str | None = Field(default=None, description="Polled until it answers (any status < 500). Templates: {{port}}, {{url}}.")
+    log: str | None = Field(default=None, description="Regex searched in the agent's stdout/stderr.")
+    timeout: float = Field(default=30.0, gt=0, description="Startup deadline in seconds.")
+
+
+class StartSpec(StrictModel):
+    """Start the agent as a child process (its own process group, its own log file)."""
+
+    command: str | list[str] = Field(description="argv list, or a string run by /bin/sh.")
+    cwd: str | None = Field(default=None, description="Relative to the config file.")
+    env: dict[str, str] = Field(default_factory=dict)
+    port_env: str = Field(default="PORT", description="Env var that hands each instance its free port.")
+    ready: ReadySpec = Field(default_factory=ReadySpec)
+
+
+class HttpRequestSpec(StrictModel):
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    url: str = Field(description="Templates: {{url}} (agent base URL), {{port}}.")
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: Any = Field(default=None, description="JSON body; strings may hold {{input}}, {{cell_id}}, {{input_id}}.")
+
+
+class HttpInvoke(HttpRequestSpec):
+    body: Any = Field(default_factory=lambda: {"input": "{{input}}"})
+    output: str = Field(default="$", description="JSON path of the answer in the response, e.g. $.reply; $ = whole body.")
+
+
+class CommandInvoke(StrictModel):
+    command: str | list[str]
+    input: Literal["stdin", "arg"] = "stdin"
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class InvokeSpec(StrictModel):
+    http: HttpInvoke | None = None
+    command: CommandInvoke | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self):
+        if (self.http is None) == (self.command is None):
+            raise ValueError("set exactly one of 'http' or 'command'")
+        return self
+
+
+class AgentConfig(StrictModel):
+    start: StartSpec | None = Field(default=None, description="Start the agent; omit to use `url`.")
+    url: str | None = Field(default=None, description="An agent already running at this base URL.")
+    invoke: InvokeSpec
+    reset: HttpRequestSpec | None = Field(default=None, description="Request sent before each cell.")
+    timeout: float = Field(default=30.0, gt=0, description="Deadline per cell, seconds.")
+    restart_on_crash: bool = True
+
+    @model_validator(mode="after")
+    def _reachable(self):
+        if self.invoke.http is not None and self.start is None and self.url is None:
+            raise ValueError("an HTTP agent needs 'start' or 'url'")
+        if self.start is not None and self.url is not None:
+            raise ValueError("set 'start' or 'url', not both")
+        return self
+
+
+class InputSpec(StrictModel):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    text: str
+    baseline: str | None = Field(default=None, description="Reference answer for similar_to_baseline.")
+    tags: list[str] = Field(default_factory=list)
+
+
+class PreserveSpec(StrictModel):
+    numbers: bool = True
+    quoted: bool = True
+    terms: list[str] = Field(default_factory=list)
+
+
+class ParaphraseSpec(StrictModel):
+    enabled: bool = False
+    base_url: str = "http://127.0.0.1:11434/v1"
+    model: str = "llama3.1"
+    api_key: str | None = None
+    weight: float = Field(default=1.0, ge=0)
+
+
+class MutationConfig(StrictModel):
+    enabled: bool = True
+    count: int = Field(default=6, ge=0, le=500, description="Mutations per input.")
+    kinds: dict[str, float] | None = Field(
+        default=None, description=f"Weights per kind (0 disables). Kinds: {', '.join(sorted(MUTATORS))}.")
+    preserve: PreserveSpec = Field(default_factory=PreserveSpec)
+    paraphrase: ParaphraseSpec = Field(default_factory=ParaphraseSpec)
+
+    @model_validator(mode="after")
+    def _known_kinds(self):
+        for kind in self.kinds or {}:
+            if kind not in MUTATORS:
+                raise ValueError(f"unknown mutation kind {kind!r}")
+        return self
+
+    def weights(self) -> dict[str, float]:
+        merged = dict(DEFAULT_WEIGHTS) if self.kinds is None else {k: 0.0 for k in MUTATORS} | self.kinds
+        if self.paraphrase.enabled:
+            merged["paraphrase"] = self.paraphrase.weight
+        return merged
+
+
+class ContractConfig(StrictModel):
+    invariants: list[Invariant] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_ids(self):
+        seen = set()
+        for inv in self.invariants:
+            if inv.id in seen:
+                raise ValueError(f"duplicate invariant id {inv.id!r}")
+            seen.add(inv.id)
+        return self
+
+
+class StageWeights(StrictModel):
+    mutation: float = Field(default=0.20, ge=0)
+    chaos: float = Field(default=0.35, ge=0)
+    contract: float = Field(default=0.35, ge=0)
+    replay: float = Field(default=0.10, ge=0)
+
+
+class ScoringConfig(StrictModel):
+    weights: StageWeights = Field(default_factory=StageWeights)
+
+
+class GateConfig(StrictModel):
+    min_score: float = Field(default=80.0, ge=0, le=100)
+    stage_min: dict[Stage, float] = Field(default_factory=dict, description="Per-stage minimum scores.")
+    fail_on: Literal["critical", "score", "never"] = Field(
+        default="critical", description="critical: breaches and score; score: score only; never: report only.")
+
+
+class OutputConfig(StrictModel):
+    dir: str = "chaos-gate-report"
+    json_: str = Field(default="report.json", alias="json")
+    junit: str = "junit.xml"
+    markdown: str = "summary.md"
+
+
+class Config(StrictModel):
+    version: Literal[1] = 1
+    seed: int = 0
+    agent: AgentConfig
+    inputs: list[InputSpec] = Field(min_length=1)
+    mutation: MutationConfig = Field(default_factory=MutationConfig)
+    contract: ContractConfig = Field(default_factory=ContractConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    gate: GateConfig = Field(default_factory=GateConfig)
+    runs: int = Field(default=1, ge=1, le=100, description="Repetitions of each cell.")
+    concurrency: int = Field(default=1, ge=1, le=64, description="Agent instances run in parallel.")
+    secrets: list[str] = Field(default_factory=list, description="Env var names whose values are redacted everywhere.")
+    output: OutputConfig = Field(default_factory=OutputConfig)
+
+    @model_validator(mode="after")
+    def _unique_inputs(self):
+        ids = [i.id for i in self.inputs]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate input ids: {', '.join(dupes)}")
+        return self

@@ -1,0 +1,52 @@
+"""Find the pydantic model that owns a key path, so a typo gets a 'did you mean'.
+
+Walks field annotations through Optional, list, dict and discriminated unions.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [t for arg in typing.get_args(annotation) for t in _unwrap(arg)]
+    return [annotation]
+
+
+def _field(model: type[BaseModel], key: str):
+    for name, info in model.model_fields.items():
+        if key in (name, info.alias):
+            return info.annotation
+    return None
+
+
+def model_for_path(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    candidates: list[Any] = [root]
+    for part in loc:
+        following: list[Any] = []
+        for cand in candidates:
+            for t in _unwrap(cand):
+                origin = typing.get_origin(t)
+                if isinstance(part, int) and origin in (list, tuple):
+                    following.extend(typing.get_args(t)[:1])
+                elif origin is dict:
+                    following.append(typing.get_args(t)[1])
+                elif isinstance(t, type) and issubclass(t, BaseModel):
+                    if isinstance(part, str) and t.model_fields.get("type") is not None and \
+                            t.model_fields["type"].default == part:
+                        following.append(t)  # discriminator tag in the loc
+                    else:
+                        ann = _field(t, str(part))
+                        if ann is not None:
+                            following.append(ann)
+        candidates = following
+    models = [t for c in candidates for t in _unwrap(c) if isinstance(t, type) and issubclass(t, BaseModel)]
+    return models[0] if models else None

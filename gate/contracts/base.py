@@ -1,0 +1,108 @@
+"""The shape every invariant shares, and the registry that makes adding one a one-file change.
+
+An invariant is a pydantic model (its parameters are the config schema) with a
+`check(observation)` method. Registering the class adds it to the config's
+discriminated union, to the JSON Schema and to the docs at once, Toxiproxy-style.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Severity = Literal["critical", "high", "medium", "low"]
+SEVERITY_WEIGHT: dict[str, int] = {"critical": 3, "high": 2, "medium": 1, "low": 1}
+
+
+class StrictModel(BaseModel):
+    """Unknown keys are errors everywhere in the config: a typo must never be ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+Patterns = str | list[str]
+
+
+class When(StrictModel):
+    """Which cells an invariant applies to; every given field must match (globs allowed)."""
+
+    stage: Patterns | None = None
+    input: Patterns | None = None
+    mutation: Patterns | None = None
+    scenario: Patterns | None = None
+
+    def matches(self, facts: dict[str, str | None]) -> bool:
+        for key in ("stage", "input", "mutation", "scenario"):
+            wanted = getattr(self, key)
+            if wanted is None:
+                continue
+            value = facts.get(key)
+            patterns = [wanted] if isinstance(wanted, str) else wanted
+            if value is None or not any(fnmatch.fnmatchcase(value, p) for p in patterns):
+                return False
+        return True
+
+
+@dataclass
+class Observation:
+    """Everything one run of one cell produced, as the checkers see it."""
+
+    output: str | None
+    reason: str  # ok, agent_timeout, agent_crash, http_5xx, http_4xx, bad_output_json, ...
+    status: int | None = None  # HTTP status or process exit code
+    latency_ms: float = 0.0
+    baseline: str | None = None
+    trace: list[Any] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def completed(self) -> bool:
+        return self.reason == "ok"
+
+
+@dataclass
+class Verdict:
+    """A checker's answer; `message` must not embed timings (the verdict part is byte-stable)."""
+
+    passed: bool
+    message: str
+
+
+class InvariantBase(StrictModel):
+    """Fields every invariant has; subclasses add `type` and their parameters."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$", description="Stable id, shown in reports.")
+    severity: Severity = "medium"
+    when: When | None = Field(default=None, description="Apply only to matching cells.")
+    negate: bool = Field(default=False, description="Pass exactly when the check fails.")
+    min_pass_rate: float = Field(
+        default=1.0, ge=0.0, le=1.0,
+        description="With runs > 1: fraction of runs that must pass before this is a breach.",
+    )
+    description: str | None = None
+
+    kind: ClassVar[str] = "outcome"  # output | outcome | trace | state
+
+    def applies_to(self, facts: dict[str, str | None]) -> bool:
+        return self.when is None or self.when.matches(facts)
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        verdict = self.check(obs)
+        if self.negate:
+            return Verdict(not verdict.passed, f"negated: {verdict.message}")
+        return verdict
+
+    def check(self, obs: Observation) -> Verdict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+INVARIANTS: dict[str, type[InvariantBase]] = {}
+
+
+def register(cls: type[InvariantBase]) -> type[InvariantBase]:
+    name = cls.model_fields["type"].default
+    INVARIANTS[name] = cls
+    return cls

@@ -1,0 +1,88 @@
+"""A text with protected spans: the one place that knows what a mutator may not touch.
+
+`preserve` promises that numbers, quoted spans and listed terms survive every
+mutation. Rather than trusting each mutator to remember, mutators edit through
+this class, which only exposes the unprotected characters and words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NUMBER = r"\d(?:[\d.,:/-]*\d)?"
+QUOTED = r"\"[^\"\n]*\"|“[^”\n]*”|`[^`\n]*`|(?<![\w])'[^'\n]+'(?![\w])"
+WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Preserve:
+    numbers: bool = True
+    quoted: bool = True
+    terms: tuple[str, ...] = ()
+
+
+def protected_mask(text: str, preserve: Preserve) -> list[bool]:
+    mask = [False] * len(text)
+    patterns = []
+    if preserve.numbers:
+        patterns.append(re.compile(NUMBER))
+    if preserve.quoted:
+        patterns.append(re.compile(QUOTED))
+    for term in preserve.terms:
+        if term:
+            patterns.append(re.compile(re.escape(term), re.IGNORECASE))
+    for pattern in patterns:
+        for m in pattern.finditer(text):
+            for i in range(m.start(), m.end()):
+                mask[i] = True
+    return mask
+
+
+class GuardedText:
+    """Characters of a text plus which ones are off limits."""
+
+    def __init__(self, text: str, preserve: Preserve):
+        self.text = text
+        self.mask = protected_mask(text, preserve)
+
+    @property
+    def has_protected(self) -> bool:
+        return any(self.mask)
+
+    def free_positions(self, predicate=lambda ch: True) -> list[int]:
+        return [i for i, ch in enumerate(self.text) if not self.mask[i] and predicate(ch)]
+
+    def free_words(self) -> list[tuple[int, int]]:
+        """(start, end) of words that touch no protected character."""
+        return [
+            (m.start(), m.end())
+            for m in WORD.finditer(self.text)
+            if not any(self.mask[m.start():m.end()])
+        ]
+
+    def map_free_chars(self, fn) -> str:
+        return "".join(ch if self.mask[i] else fn(ch) for i, ch in enumerate(self.text))
+
+    def protected_spans(self) -> list[str]:
+        spans, current = [], []
+        for ch, locked in zip(self.text, self.mask):
+            if locked:
+                current.append(ch)
+            elif current:
+                spans.append("".join(current))
+                current = []
+        if current:
+            spans.append("".join(current))
+        return spans
+
+
+def splice(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """Apply non-overlapping (start, end, replacement) edits."""
+    out, last = [], 0
+    for start, end, repl in sorted(edits):
+        out.append(text[last:start])
+        out.append(repl)
+        last = end
+    out.append(text[last:])
+    return "".join(out)

@@ -1,0 +1,104 @@
+"""Expand a config into the ordered list of cells the runner executes. Pure.
+
+A cell is (stage, input, variant) with a stable id such as
+`mutation/refund/typo-2` or `contract/refund/baseline`, a derived seed, and the
+ids of the invariants that apply to it (`when` is evaluated here, per cell).
+Sharding, `--only` and pinning are all just selections from this list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gate.config.models import Config
+from gate.contracts import InvariantBase
+from gate.contracts.outcome_checks import Completes
+from gate.mutation import Preserve, mutate
+from gate.plan.seeds import derive_seed
+
+BASELINE = "baseline"
+
+
+@dataclass(frozen=True)
+class Cell:
+    id: str
+    index: int
+    stage: str
+    input_id: str
+    text: str
+    original_text: str
+    seed: int
+    mutation: str | None = None
+    scenario: str = BASELINE
+    invariants: tuple[str, ...] = ()
+
+    def facts(self) -> dict[str, str | None]:
+        """What `when` conditions match against."""
+        return {"stage": self.stage, "input": self.input_id, "mutation": self.mutation, "scenario": self.scenario}
+
+
+def invariants_of(config: Config) -> list[InvariantBase]:
+    """The configured invariants, plus an implicit high-severity `completes` when none is
+    declared: an agent that crashes or hangs must never score 100 by default."""
+    declared = list(config.contract.invariants)
+    if not any(inv.type == "completes" for inv in declared):
+        declared.append(Completes(id="completes", severity="high"))
+    return declared
+
+
+def _applicable(config: Config, facts: dict) -> tuple[str, ...]:
+    return tuple(inv.id for inv in invariants_of(config) if inv.applies_to(facts))
+
+
+def _contract_cells(config: Config) -> list[dict]:
+    return [
+        dict(stage="contract", input_id=inp.id, text=inp.text, original_text=inp.text,
+             scenario=BASELINE, id=f"contract/{inp.id}/{BASELINE}")
+        for inp in config.inputs
+    ]
+
+
+def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
+    spec = config.mutation
+    if not spec.enabled or spec.count == 0:
+        return []
+    preserve = Preserve(spec.preserve.numbers, spec.preserve.quoted, tuple(spec.preserve.terms))
+    cells = []
+    for inp in config.inputs:
+        for m in mutate(inp.id, inp.text, seed=config.seed, count=spec.count,
+                        weights=spec.weights(), preserve=preserve, extra=extra_mutators):
+            cells.append(dict(stage="mutation", input_id=inp.id, text=m.text, original_text=inp.text,
+                              mutation=m.kind, id=f"mutation/{inp.id}/{m.kind}-{m.index}"))
+    return cells
+
+
+STAGE_BUILDERS = {"contract": lambda c, x: _contract_cells(c), "mutation": _mutation_cells}
+
+
+def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_builders: dict | None = None) -> list[Cell]:
+    """All cells in a stable order: contract cells first (they hold the baselines)."""
+    builders = {**STAGE_BUILDERS, **(stage_builders or {})}
+    raw: list[dict] = []
+    for stage in ("contract", "mutation", "chaos", "replay"):
+        if stage in builders:
+            raw.extend(builders[stage](config, extra_mutators))
+    cells = []
+    for index, spec in enumerate(raw):
+        cell = Cell(index=index, seed=derive_seed(config.seed, spec["id"]), **spec)
+        cells.append(_with_invariants(config, cell))
+    return cells
+
+
+def _with_invariants(config: Config, cell: Cell) -> Cell:
+    from dataclasses import replace
+
+    return replace(cell, invariants=_applicable(config, cell.facts()))
+
+
+def select(cells: list[Cell], only: list[str] | None) -> list[Cell]:
+    """Cells whose id matches one of `only` exactly or as a glob."""
+    if not only:
+        return cells
+    import fnmatch
+
+    return [c for c in cells if any(c.id == o or fnmatch.fnmatchcase(c.id, o) for o in only)]

@@ -1,0 +1,134 @@
+"""The Markdown report: the PR comment and the step summary, from the Report alone.
+
+Verdict and score come first; then stages, the invariant table, the
+scenario × invariant matrix and the worst failures, each with its reproduce
+command in <details>. The renderer degrades to fit a size budget: full, then
+failures only, then trimmed with a note — never over the limit.
+"""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from gate.report.escape import code_block, inline
+from gate.report.model import CellResult, Report
+
+ICON = {"pass": "✅", "fail": "❌", "error": "⚠️"}
+COMMENT_LIMIT = 65_536
+SUMMARY_LIMIT = 1 << 20
+SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+def _table(rows, headers) -> str:
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def _fmt_score(score: float | None) -> str:
+    return "n/a" if score is None else f"{score:.1f}"
+
+
+def header(report: Report) -> str:
+    v = report.verdict
+    c = v.counts
+    lines = [f"## {ICON[v.verdict]} chaos-gate: **{v.verdict.upper()}** — score {_fmt_score(v.score)} / 100 "
+             f"(min {v.min_score:g})", ""]
+    lines.append(f"{c.cells} cells × {v.runs_per_cell} run(s): {c.passed} passed, {c.failed} failed, "
+                 f"{c.errors} errors, {c.flaky} flaky · seed `{v.seed}` · config `{inline(v.config, 80)}`")
+    if v.reasons:
+        lines += [""] + [f"- {inline(r, 300)}" for r in v.reasons]
+    return "\n".join(lines)
+
+
+def stages_table(report: Report) -> str:
+    rows = [[s.stage, _fmt_score(s.score), f"{s.weight:g}", s.cells, s.passed, s.failed, s.errors, s.flaky,
+             "—" if s.minimum is None else f"{s.minimum:g}"] for s in report.verdict.stages]
+    return "### Stages\n\n" + _table(rows, ["stage", "score", "weight", "cells", "pass", "fail", "error", "flaky", "min"])
+
+
+def invariants_table(report: Report) -> str:
+    rows = [[f"`{inline(i.id, 60)}`", i.severity, i.checked, i.breached, "✅" if i.breached == 0 else "❌"]
+            for i in report.verdict.invariants]
+    return "### Invariants\n\n" + _table(rows, ["invariant", "severity", "cells", "breached", ""])
+
+
+def outcome_tally(report: Report) -> str:
+    tally = report.verdict.outcome_tally
+    return "**Outcomes:** " + ", ".join(f"`{inline(k, 60)}` × {n}" for k, n in tally.items())
+
+
+def matrix(report: Report) -> str:
+    """Scenarios (rows) × invariants (columns): ✅ all cells hold, ❌ some breach, · not checked."""
+    cells = [c for c in report.verdict.cells if c.stage in ("contract", "chaos")]
+    if not cells:
+        return ""
+    scenarios = list(dict.fromkeys(c.scenario for c in cells))
+    invs = [i.id for i in report.verdict.invariants]
+    rows = []
+    for sc in scenarios:
+        row = [f"`{inline(sc, 40)}`"]
+        for inv in invs:
+            outcomes = [o for c in cells if c.scenario == sc for o in c.invariants if o.id == inv]
+            row.append("·" if not outcomes else ("❌" if any(o.breached for o in outcomes) else "✅"))
+        rows.append(row)
+    return "### Scenario × invariant\n\n" + _table(rows, ["scenario"] + [f"`{inline(i, 30)}`" for i in invs])
+
+
+def worst(report: Report) -> list[CellResult]:
+    bad = [c for c in report.verdict.cells if c.status != "pass"]
+
+    def rank(c: CellResult):
+        sev = min((SEVERITY_RANK[b.severity] for b in c.breaches), default=4 if c.status == "error" else 5)
+        return (sev, c.pass_rate, c.id)
+
+    return sorted(bad, key=rank)
+
+
+def failure_detail(cell: CellResult) -> str:
+    title = f"{ICON[cell.status]} <code>{inline(cell.id, 100)}</code> — {inline(cell.reason, 80)}"
+    if cell.flaky:
+        title += f" (flaky, pass rate {cell.pass_rate:.0%})"
+    parts = [f"<details><summary>{title}</summary>", ""]
+    for b in cell.breaches:
+        parts.append(f"- **{b.severity}** `{inline(b.id, 60)}`: {inline(b.message, 240)} "
+                     f"({b.passed_runs}/{b.total_runs} runs passed)")
+    if cell.error:
+        parts += ["", "Harness error:", "", code_block(cell.error, 1200)]
+    parts += ["", f"Input ({cell.mutation or cell.scenario}):", "", code_block(cell.input, 600)]
+    run = next((r for r in cell.runs if r.error is None and not all(c.passed for c in r.checks)), None)
+    if run is not None:
+        shown = run.output if run.output is not None else f"(no output: {run.reason}) {run.detail}"
+        parts += ["", f"Output of run {run.run}:", "", code_block(shown, 800)]
+    parts += ["", "Reproduce:", "", code_block(cell.reproduce, 400, "sh"), "", "</details>"]
+    return "\n".join(parts)
+
+
+def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, marker: str = "") -> str:
+    """The full report if it fits, else failures only, else trimmed with a note."""
+    failures = worst(report)
+    sections = [header(report), stages_table(report), invariants_table(report), outcome_tally(report),
+                matrix(report)]
+    details = [failure_detail(c) for c in failures[:max_failures]]
+    if len(failures) > max_failures:
+        details.append(f"_…and {len(failures) - max_failures} more failing cells in report.json._")
+    full = _join(marker, sections, details)
+    if len(full) <= limit:
+        return full
+    compact = _join(marker, [header(report), stages_table(report)], details)
+    if len(compact) <= limit:
+        return compact
+    note = "\n\n_Report trimmed to fit GitHub's size limit; the full report is in report.json._"
+    kept: list[str] = []
+    base = _join(marker, [header(report)], []) + note
+    for d in details:
+        if len(base) + sum(len(k) + 2 for k in kept) + len(d) + 2 > limit:
+            break
+        kept.append(d)
+    text = _join(marker, [header(report)], kept) + note
+    return text if len(text) <= limit else text[: limit - len(note) - 1] + note
+
+
+def _join(marker: str, sections: list[str], details: list[str]) -> str:
+    body = "\n\n".join(s for s in sections if s)
+    if details:
+        body += "\n\n### Failures\n\n" + "\n\n".join(details)
+    return (marker + "\n" if marker else "") + body + "\n"

@@ -1,0 +1,146 @@
+"""The canonical, versioned Report: every output (JSON, JUnit, Markdown, terminal,
+PR comment) is rendered from this model and nothing else.
+
+`verdict` holds everything that must be byte-identical across two runs of a
+deterministic agent with the same seed; anything measured in time lives in
+`timings`, and facts about this particular run (concurrency, host) in `run`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA = "agent-chaos-gate/report@1"
+CellStatus = Literal["pass", "fail", "error"]
+VerdictName = Literal["pass", "fail", "error"]
+
+
+class CheckResult(BaseModel):
+    invariant: str
+    severity: str
+    passed: bool
+    message: str
+
+
+class RunResult(BaseModel):
+    run: int
+    reason: str
+    status: int | None = None
+    output: str | None = None
+    detail: str = ""
+    error: str | None = None
+    checks: list[CheckResult] = Field(default_factory=list)
+
+
+class InvariantOutcome(BaseModel):
+    id: str
+    severity: str
+    passed_runs: int
+    total_runs: int
+    pass_rate: float
+    breached: bool
+    message: str
+
+
+class CellResult(BaseModel):
+    id: str
+    stage: str
+    input_id: str
+    mutation: str | None = None
+    scenario: str
+    seed: int
+    input: str
+    status: CellStatus
+    reason: str
+    flaky: bool = False
+    pass_rate: float
+    invariants: list[InvariantOutcome] = Field(default_factory=list)
+    runs: list[RunResult] = Field(default_factory=list)
+    error: str | None = None
+    reproduce: str
+
+    @property
+    def breaches(self) -> list[InvariantOutcome]:
+        return [i for i in self.invariants if i.breached]
+
+
+class StageScore(BaseModel):
+    stage: str
+    score: float | None
+    weight: float
+    cells: int
+    passed: int
+    failed: int
+    errors: int
+    flaky: int
+    minimum: float | None = None
+
+
+class InvariantSummary(BaseModel):
+    id: str
+    severity: str
+    checked: int
+    breached: int
+    line: int | None = None
+
+
+class Counts(BaseModel):
+    cells: int
+    passed: int
+    failed: int
+    errors: int
+    flaky: int
+
+
+class VerdictPart(BaseModel):
+    verdict: VerdictName
+    exit_code: int
+    score: float | None
+    min_score: float
+    reasons: list[str]
+    seed: int
+    config: str
+    config_digest: str
+    runs_per_cell: int
+    counts: Counts
+    stages: list[StageScore]
+    invariants: list[InvariantSummary]
+    outcome_tally: dict[str, int]
+    cells: list[CellResult]
+
+
+class CellTiming(BaseModel):
+    id: str
+    latency_ms: list[float]
+    wall_ms: float
+
+
+class Timings(BaseModel):
+    started_at: str
+    finished_at: str
+    wall_seconds: float
+    agent_startup_seconds: list[float]
+    cells: list[CellTiming]
+
+
+class RunInfo(BaseModel):
+    tool_version: str
+    concurrency: int
+    selected: list[str] | None = None
+
+
+class Report(BaseModel):
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    verdict: VerdictPart
+    timings: Timings
+    run: RunInfo
+
+    model_config = {"populate_by_name": True}
+
+    def cells_by_stage(self) -> dict[str, list[CellResult]]:
+        out: dict[str, list[CellResult]] = {}
+        for cell in self.verdict.cells:
+            out.setdefault(cell.stage, []).append(cell)
+        return out

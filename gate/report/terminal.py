@@ -1,0 +1,55 @@
+"""Terminal output: a live progress bar while cells run, a rich table at the end."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gate.report.model import Report
+
+STYLE = {"pass": "green", "fail": "red", "error": "yellow"}
+
+
+@contextmanager
+def progress_bar(console: Console):
+    """Yields (on_plan(total), on_progress()) callbacks for the runner."""
+    progress = Progress(TextColumn("[bold]chaos-gate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, transient=True, disable=not console.is_terminal)
+    task = None
+    with progress:
+        def on_plan(total: int):
+            nonlocal task
+            task = progress.add_task("cells", total=total)
+
+        def on_progress():
+            if task is not None:
+                progress.advance(task)
+
+        yield on_plan, on_progress
+
+
+def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
+    v = report.verdict
+    stages = Table(title="chaos-gate", show_lines=False)
+    for col in ("stage", "score", "weight", "cells", "pass", "fail", "error", "flaky"):
+        stages.add_column(col, justify="right" if col != "stage" else "left")
+    for s in v.stages:
+        stages.add_row(s.stage, "n/a" if s.score is None else f"{s.score:.1f}", f"{s.weight:g}", str(s.cells),
+                       str(s.passed), str(s.failed), str(s.errors), str(s.flaky))
+    console.print(stages)
+    bad = [c for c in v.cells if c.status != "pass"][:max_rows]
+    if bad:
+        fails = Table(title="failing cells")
+        for col in ("cell", "reason", "breached", "reproduce"):
+            fails.add_column(col, overflow="fold")
+        for c in bad:
+            fails.add_row(c.id, c.reason, ", ".join(b.id for b in c.breaches) or "-", c.reproduce)
+        console.print(fails)
+    score = "n/a" if v.score is None else f"{v.score:.1f}"
+    console.print(f"[bold {STYLE[v.verdict]}]{v.verdict.upper()}[/] score {score} (min {v.min_score:g}) · "
+                  f"{v.counts.passed}/{v.counts.cells} cells passed · seed {v.seed}", highlight=False)
+    for reason in v.reasons:
+        console.print(f"  - {reason}", highlight=False, markup=False)

@@ -1,0 +1,68 @@
+"""Fold the runs of one cell into its CellResult: checks, pass rates, flakiness, reason. Pure."""
+
+from __future__ import annotations
+
+import shlex
+
+from gate.contracts import InvariantBase, Observation
+from gate.plan import Cell
+from gate.report.model import CellResult, CheckResult, InvariantOutcome, RunResult
+
+OUTPUT_EXCERPT = 2000
+SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+def check_run(invariants: list[InvariantBase], obs: Observation) -> list[CheckResult]:
+    out = []
+    for inv in invariants:
+        verdict = inv.evaluate(obs)
+        out.append(CheckResult(invariant=inv.id, severity=inv.severity, passed=verdict.passed, message=verdict.message))
+    return out
+
+
+def _fold_invariant(inv: InvariantBase, runs: list[RunResult]) -> InvariantOutcome:
+    results = [c for r in runs if r.error is None for c in r.checks if c.invariant == inv.id]
+    passed = sum(c.passed for c in results)
+    rate = passed / len(results) if results else 1.0
+    failing = next((c.message for c in results if not c.passed), None)
+    return InvariantOutcome(
+        id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
+        pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
+        message=failing or (results[0].message if results else "not checked"))
+
+
+def reproduce_command(config_path: str, cell: Cell, seed: int | None = None) -> str:
+    parts = ["chaos-gate", "run", "-c", config_path, "--only", cell.id]
+    if seed is not None:
+        parts += ["--seed", str(seed)]
+    return shlex.join(parts)
+
+
+def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult], reproduce: str,
+              redact) -> CellResult:
+    errors = [r.error for r in runs if r.error is not None]
+    outcomes = [_fold_invariant(inv, runs) for inv in invariants]
+    good = [r for r in runs if r.error is None]
+    clean = [all(c.passed for c in r.checks) for r in good]
+    flaky = len(set(clean)) > 1 or any(0 < o.pass_rate < 1 for o in outcomes)
+    breaches = sorted((o for o in outcomes if o.breached), key=lambda o: SEVERITY_RANK[o.severity])
+    if errors:
+        status, reason = "error", "harness_error"
+    elif breaches:
+        status = "fail"
+        first_bad = next(r for r in good if not all(c.passed for c in r.checks))
+        reason = first_bad.reason if first_bad.reason != "ok" else f"contract:{breaches[0].id}"
+    else:
+        status, reason = "pass", "ok"
+    return CellResult(
+        id=cell.id, stage=cell.stage, input_id=cell.input_id, mutation=cell.mutation, scenario=cell.scenario,
+        seed=cell.seed, input=redact(cell.text), status=status, reason=reason, flaky=flaky,
+        pass_rate=round(sum(clean) / len(clean), 4) if clean else 0.0, invariants=outcomes,
+        runs=[_redacted(r, redact) for r in runs], error=redact(errors[0]) if errors else None,
+        reproduce=reproduce)
+
+
+def _redacted(run: RunResult, redact) -> RunResult:
+    output = None if run.output is None else redact(run.output[:OUTPUT_EXCERPT])
+    return run.model_copy(update={"output": output, "detail": redact(run.detail),
+                                  "error": None if run.error is None else redact(run.error)})

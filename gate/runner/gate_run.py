@@ -1,0 +1,99 @@
+"""Run a loaded config end to end and return the canonical Report.
+
+config -> plan -> pool of workers -> fold runs into cells -> score -> Report.
+The stages that need more than an agent (chaos proxy, replay, worlds) plug in
+through `stage_builders` (extra cells in the plan) and `hook_factory` (per-worker
+attachments), so this file does not change when they arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from gate import __version__
+from gate.config import LoadedConfig
+from gate.contracts.output_checks import SimilarToBaseline
+from gate.errors import ConfigError
+from gate.plan import Cell, build_plan, invariants_of, select
+from gate.report.model import CellTiming, Counts, InvariantSummary, Report, RunInfo, Timings, VerdictPart
+from gate.runner.evaluate import fold_cell, reproduce_command
+from gate.runner.pool import make_workers, run_pool
+from gate.scoring import decide, overall_score, score_stages
+
+
+def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dict[str, str]:
+    similar = {i.id for i in invariants.values() if isinstance(i, SimilarToBaseline)}
+    inputs = {i.id: i for i in loaded.config.inputs}
+    return {c.input_id: inputs[c.input_id].text for c in cells
+            if similar & set(c.invariants) and inputs[c.input_id].baseline is None}
+
+
+def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders: dict | None = None) -> list[Cell]:
+    cells = select(build_plan(loaded.config, stage_builders=stage_builders), only)
+    if only and not cells:
+        raise ConfigError(f"--only {' '.join(only)}: no cell of {loaded.path.name} has that id "
+                          f"(list them with `chaos-gate plan -c {loaded.path.name}`)")
+    return cells
+
+
+def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir: Path | None = None,
+             config_label: str | None = None, on_progress: Callable[[], None] | None = None,
+             on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None) -> Report:
+    config = loaded.config
+    cells = plan_for(loaded, only, stage_builders)
+    invariants = {inv.id: inv for inv in invariants_of(config)}
+    baselines = {i.id: i.baseline for i in config.inputs if i.baseline is not None}
+    out_dir = Path(output_dir or loaded.base_dir / config.output.dir)
+    workers_needed = max(1, min(config.concurrency, len(cells) * config.runs))
+    workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
+    if on_plan:
+        on_plan(len(cells) * config.runs)
+    started, t0 = datetime.now(timezone.utc), time.monotonic()
+    pool = asyncio.run(run_pool(workers, cells, config.runs, invariants, baselines,
+                                _needs_reference(loaded, cells, invariants), on_progress))
+    label = config_label or str(loaded.path)
+    results = []
+    timings = []
+    for cell in cells:
+        items = sorted((i for i in pool.runs if i.cell.id == cell.id), key=lambda i: i.run)
+        runs = [pool.runs[i] for i in items]
+        applicable = [invariants[i] for i in cell.invariants]
+        results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell), loaded.redactor.redact))
+        timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
+                                  wall_ms=round(sum(pool.wall_ms[i] for i in items), 1)))
+    return assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
+                    concurrency=len(workers), only=only)
+
+
+def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only) -> Report:
+    config = loaded.config
+    stages = score_stages(config, results)
+    score = overall_score(stages)
+    verdict, code, reasons = decide(config, results, stages, score)
+    tally: dict[str, int] = {}
+    for cell in results:
+        tally[cell.reason] = tally.get(cell.reason, 0) + 1
+    summaries = []
+    for inv in invariants_of(config):
+        checked = [c for c in results for o in c.invariants if o.id == inv.id]
+        breached = sum(1 for c in checked for o in c.invariants if o.id == inv.id and o.breached)
+        index = next((n for n, i in enumerate(config.contract.invariants) if i.id == inv.id), None)
+        line = loaded.line_of("contract", "invariants", index) if index is not None else None
+        summaries.append(InvariantSummary(id=inv.id, severity=inv.severity, checked=len(checked),
+                                          breached=breached, line=line))
+    part = VerdictPart(
+        verdict=verdict, exit_code=code, score=score, min_score=config.gate.min_score, reasons=reasons,
+        seed=config.seed, config=label, config_digest=loaded.digest, runs_per_cell=config.runs,
+        counts=Counts(cells=len(results), passed=sum(c.status == "pass" for c in results),
+                      failed=sum(c.status == "fail" for c in results),
+                      errors=sum(c.status == "error" for c in results), flaky=sum(c.flaky for c in results)),
+        stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results)
+    finished = datetime.now(timezone.utc)
+    return Report(verdict=part, timings=Timings(
+        started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
+        wall_seconds=round(wall, 3), agent_startup_seconds=startup, cells=timings),
+        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only))

@@ -1,0 +1,157 @@
+"""K workers, each owning one agent instance, pulling (cell, run) items from one queue.
+
+Results are keyed by item and re-ordered by the plan afterwards, so which worker
+ran what (and K itself) never shows in the verdict. `Worker.hooks` is the seam
+where per-worker attachments (the chaos proxy, the tool worlds) see each run begin
+and end, so they can apply the cell's faults and hand back its trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from gate.agent import AgentInstance
+from gate.config import LoadedConfig
+from gate.contracts import InvariantBase, Observation
+from gate.errors import HarnessError
+from gate.plan import Cell
+from gate.report.model import RunResult
+from gate.runner.evaluate import check_run
+
+
+class RunHook(Protocol):
+    """Something attached to a worker that takes part in every run."""
+
+    def env(self) -> dict[str, str]: ...
+    async def start(self) -> None: ...
+    async def begin(self, cell: Cell, run: int) -> None: ...
+    async def end(self, cell: Cell, run: int, obs: Observation) -> None: ...
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    cell: Cell
+    run: int
+
+
+@dataclass
+class Worker:
+    index: int
+    instance: AgentInstance
+    hooks: list[RunHook] = field(default_factory=list)
+
+    async def start(self) -> None:
+        for hook in self.hooks:
+            await hook.start()
+        await self.instance.start()
+
+    async def stop(self) -> None:
+        await self.instance.stop()
+        for hook in self.hooks:
+            await hook.stop()
+
+    async def reference(self, input_id: str, text: str) -> str | None:
+        """The agent's answer to an unmutated input, used as the lexical baseline."""
+        await self.instance.ensure_alive()
+        raw = await self.instance.invoke(text, {"cell_id": f"reference/{input_id}", "input_id": input_id, "run": "0"})
+        return raw.output
+
+    async def execute(self, item: WorkItem, invariants: list[InvariantBase], baseline: str | None,
+                      ) -> tuple[RunResult, float]:
+        cell = item.cell
+        ctx = {"cell_id": cell.id, "input_id": cell.input_id, "run": str(item.run)}
+        try:
+            await self.instance.ensure_alive()
+            await self.instance.reset(ctx)
+            for hook in self.hooks:
+                await hook.begin(cell, item.run)
+            raw = await self.instance.invoke(cell.text, ctx)
+            obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
+                              latency_ms=raw.latency_ms, baseline=baseline)
+            for hook in self.hooks:
+                await hook.end(cell, item.run, obs)
+        except HarnessError as exc:
+            return RunResult(run=item.run, reason="harness_error", error=str(exc)), 0.0
+        except Exception as exc:  # a gate bug must become an error cell, never a traceback
+            tb = traceback.format_exc(limit=3)
+            return RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"), 0.0
+        checks = check_run(invariants, obs)
+        return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
+                         detail=raw.detail, checks=checks), raw.latency_ms
+
+
+@dataclass
+class PoolResult:
+    runs: dict[WorkItem, RunResult]
+    latency_ms: dict[WorkItem, float]
+    wall_ms: dict[WorkItem, float]
+    startup_seconds: list[float]
+
+
+def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
+                 hook_factory: Callable[[int], list[RunHook]] | None = None) -> list[Worker]:
+    workers = []
+    for index in range(count):
+        hooks = hook_factory(index) if hook_factory else []
+        env = {k: v for hook in hooks for k, v in hook.env().items()}
+        instance = AgentInstance(loaded.config.agent, loaded.base_dir, index, log_dir, extra_env=env)
+        workers.append(Worker(index, instance, hooks))
+    return workers
+
+
+async def _start_all(workers: list[Worker]) -> None:
+    results = await asyncio.gather(*(w.start() for w in workers), return_exceptions=True)
+    failures = [r for r in results if isinstance(r, BaseException)]
+    if failures:
+        await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
+        first = failures[0]
+        raise first if isinstance(first, HarnessError) else HarnessError(f"could not start the agent: {first!r}")
+
+
+async def _drain(workers: list[Worker], items: list, handle) -> None:
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in items:
+        queue.put_nowait(item)
+
+    async def loop(worker: Worker):
+        while not queue.empty():
+            await handle(worker, queue.get_nowait())
+
+    await asyncio.gather(*(loop(w) for w in workers))
+
+
+async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invariants: dict[str, InvariantBase],
+                   baselines: dict[str, str | None], need_reference: dict[str, str],
+                   on_progress: Callable[[], None] | None = None) -> PoolResult:
+    await _start_all(workers)
+    result = PoolResult({}, {}, {}, [])
+    try:
+        async def reference(worker, pair):
+            input_id, text = pair
+            try:
+                baselines[input_id] = await worker.reference(input_id, text)
+            except Exception:  # the checks that need it will say "no baseline"
+                baselines[input_id] = None
+
+        await _drain(workers, sorted(need_reference.items()), reference)
+
+        async def handle(worker, item: WorkItem):
+            began = time.monotonic()
+            applicable = [invariants[i] for i in item.cell.invariants]
+            run, latency = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
+            result.runs[item], result.latency_ms[item] = run, latency
+            result.wall_ms[item] = (time.monotonic() - began) * 1000
+            if on_progress:
+                on_progress()
+
+        await _drain(workers, [WorkItem(c, r) for c in cells for r in range(runs)], handle)
+    finally:
+        result.startup_seconds = [round(w.instance.startup_seconds, 3) for w in workers]
+        await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
+    return result

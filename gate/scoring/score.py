@@ -1,0 +1,84 @@
+"""Stage scores, the overall score and the verdict. Pure.
+
+Starts from Flakestorm's idea (severity-weighted pass fraction), counted per cell
+so that trivially-passing checks cannot dilute a real failure, and fixes what it
+gets wrong: errors never count as agent failures, stage weights are renormalised
+over the stages that actually ran, a run repeated N times contributes its pass
+rate, and a critical breach fails the gate regardless of the score.
+"""
+
+from __future__ import annotations
+
+from gate.config.models import STAGES, Config
+from gate.contracts import SEVERITY_WEIGHT
+from gate.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
+from gate.report.model import CellResult, StageScore
+
+MAX_WEIGHT = max(SEVERITY_WEIGHT.values())
+
+
+def cell_credit(cell: CellResult) -> float:
+    """1.0 for a clean cell; otherwise reduced by its worst breach, in proportion to that
+    invariant's severity and failure rate: a critical breach in every run gives 0, a low
+    one 2/3. So one cell counts once, however many invariants it checks."""
+    penalty = 0.0
+    for inv in cell.invariants:
+        failed = 1.0 - inv.pass_rate
+        penalty = max(penalty, SEVERITY_WEIGHT[inv.severity] / MAX_WEIGHT * failed)
+    return 1.0 - penalty
+
+
+def stage_score(cells: list[CellResult]) -> float | None:
+    """Mean cell credit × 100 over the cells that ran (errors excluded); None if none did."""
+    judged = [c for c in cells if c.status != "error" and c.invariants]
+    if not judged:
+        return None
+    return round(100.0 * sum(cell_credit(c) for c in judged) / len(judged), 2)
+
+
+def score_stages(config: Config, cells: list[CellResult]) -> list[StageScore]:
+    weights = config.scoring.weights.model_dump()
+    out = []
+    for stage in STAGES:
+        group = [c for c in cells if c.stage == stage]
+        if not group:
+            continue
+        out.append(StageScore(
+            stage=stage, score=stage_score(group), weight=weights[stage], cells=len(group),
+            passed=sum(c.status == "pass" for c in group), failed=sum(c.status == "fail" for c in group),
+            errors=sum(c.status == "error" for c in group), flaky=sum(c.flaky for c in group),
+            minimum=config.gate.stage_min.get(stage)))
+    return out
+
+
+def overall_score(stages: list[StageScore]) -> float | None:
+    """Weighted mean of the stages that ran, weights renormalised over them."""
+    scored = [s for s in stages if s.score is not None and s.weight > 0]
+    total = sum(s.weight for s in scored)
+    if not scored or total == 0:
+        return None
+    return round(sum(s.score * s.weight for s in scored) / total, 2)
+
+
+def decide(config: Config, cells: list[CellResult], stages: list[StageScore], score: float | None,
+           ) -> tuple[str, int, list[str]]:
+    """(verdict, exit code, reasons). Errors outrank failures: the gate could not judge."""
+    gate = config.gate
+    reasons: list[str] = []
+    errors = [c for c in cells if c.status == "error"]
+    if errors:
+        reasons.append(f"{len(errors)} cell(s) could not be run (harness errors): first {errors[0].id}")
+    critical = sorted({b.id for c in cells for b in c.breaches if b.severity == "critical"})
+    if critical and gate.fail_on == "critical":
+        reasons.append(f"critical invariant breached: {', '.join(critical)}")
+    if gate.fail_on != "never":
+        if score is not None and score < gate.min_score:
+            reasons.append(f"score {score:.1f} is under the minimum {gate.min_score:g}")
+        for stage in stages:
+            if stage.minimum is not None and stage.score is not None and stage.score < stage.minimum:
+                reasons.append(f"{stage.stage} score {stage.score:.1f} is under its minimum {stage.minimum:g}")
+    if errors:
+        return "error", EXIT_ERROR, reasons
+    if reasons:
+        return "fail", EXIT_FAIL, reasons
+    return "pass", EXIT_PASS, reasons
