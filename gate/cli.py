@@ -94,17 +94,16 @@ COMMANDS = {"run": cmd_run, "validate": cmd_validate, "schema": cmd_schema, "pla
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(stderr=False)
-    err = Console(stderr=True)
     try:
         return COMMANDS[args.command](args, console)
     except GateError as exc:
-        err.print(f"chaos-gate: {exc}", highlight=False, markup=False)
+        sys.stderr.write(f"chaos-gate: {exc}\n")  # plain: rich would re-wrap file:line paths
         return EXIT_ERROR
     except KeyboardInterrupt:
         from gate.agent.reaper import kill_all
 
         kill_all()
-        err.print("chaos-gate: interrupted; every agent process was stopped", highlight=False)
+        sys.stderr.write("chaos-gate: interrupted; every agent process was stopped\n")
         return 130
 
 

@@ -78,6 +78,8 @@ def answer(message: str) -> str:
 
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the gate reuses connections
+    disable_nagle_algorithm = True  # headers and body go out as two writes
     def log_message(self, fmt, *args):
         sys.stderr.write("agent: " + fmt % args + "\n")
 

@@ -8,12 +8,14 @@ gate's (HarnessError), and the runner records it as an error, not a failure.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
 
 import httpx
 
+from gate.agent.http import async_client
 from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
 from gate.agent.process import AgentProcess, argv_of, free_port, tail
 from gate.agent.templates import render
@@ -51,7 +53,7 @@ class AgentInstance:
         return env
 
     async def start(self) -> None:
-        self.client = httpx.AsyncClient(trust_env=False, timeout=None)
+        self.client = async_client()
         if self.spec.start is not None:
             await self._spawn()
 
@@ -104,7 +106,15 @@ class AgentInstance:
 
     async def _check_crash(self, outcome: RawOutcome) -> RawOutcome:
         """A dead process turns any failed call into `agent_crash`, and gets restarted."""
-        if self.process is None or self.process.alive or outcome.reason == "ok":
+        if self.process is None or outcome.reason == "ok":
+            return outcome
+        if outcome.reason == "connection_error":
+            # the socket closes a moment before the kernel reports the exit
+            for _ in range(25):
+                if not self.process.alive:
+                    break
+                await asyncio.sleep(0.02)
+        if self.process.alive:
             return outcome
         code = self.process.exit_code
         outcome = RawOutcome(None, "agent_crash", outcome.status, outcome.latency_ms,

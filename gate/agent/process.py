@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 
 from gate.agent import reaper
+from gate.agent.http import async_client
 from gate.errors import HarnessError
 
 LOG_TAIL_BYTES = 4000
@@ -80,7 +81,7 @@ class AgentProcess:
         """Seconds until ready; HarnessError with the log tail if it dies or the deadline passes."""
         started = time.monotonic()
         pattern = re.compile(log_pattern) if log_pattern else None
-        async with httpx.AsyncClient(timeout=1.0, trust_env=False) as client:
+        async with async_client(timeout=1.0) as client:
             while True:
                 if not self.alive:
                     raise HarnessError(

@@ -147,7 +147,9 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict, Redactor, set[str]]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 1
-        raise ConfigError(f"{source}:{line}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        context = getattr(exc, "context_mark", None)
+        began = f" (in the value that starts on line {context.line + 1})" if context else ""
+        raise ConfigError(f"{source}:{line}: not valid YAML: {getattr(exc, 'problem', exc)}{began}") from None
     if root is None or not isinstance(root, yaml.MappingNode):
         raise ConfigError(f"{source}:1: the config must be a mapping with at least 'agent' and 'inputs'")
     secret_names = _declared_secrets(root)
@@ -179,5 +181,7 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     except ValidationError as exc:
         problems = _format_errors(exc, str(path), lines)
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems), problems) from None
-    digest = hashlib.sha256(json.dumps(config.model_dump(mode="json", by_alias=True), sort_keys=True).encode()).hexdigest()[:16]
+    # How the run is executed (parallelism, where files go) is not part of what is judged.
+    judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output"})
+    digest = hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
     return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest)

@@ -126,15 +126,12 @@ def zero_width(g, rng):
 
 @mutator("punctuation")
 def punctuation(g, rng):
-    """Strip punctuation and sprinkle new marks after words."""
-    stripped = splice(g.text, [(i, i + 1, "") for i in g.free_positions(lambda ch: ch in ".,;:!?")])
-    g2 = GuardedText.__new__(GuardedText)
-    g2.text = stripped
-    g2.mask = [False] * len(stripped)
-    ends = [e for _, e in g2.free_words()]
-    if not ends:
-        return stripped + "?!"
-    return splice(stripped, [(e, e, rng.choice(["!!", "?", ",", "...", ";"])) for e in ends if rng.random() < 0.3])
+    """Strip unprotected punctuation and sprinkle new marks after unprotected words."""
+    kept = [(ch, locked) for ch, locked in zip(g.text, g.mask) if locked or ch not in ".,;:!?"]
+    stripped = GuardedText.from_parts("".join(ch for ch, _ in kept), [locked for _, locked in kept])
+    ends = [e for _, e in stripped.free_words() if e == len(stripped.text) or not stripped.mask[e]]
+    marks = [(e, e, rng.choice(["!!", "?", ",", "...", ";"])) for e in ends if rng.random() < 0.3]
+    return splice(stripped.text, marks) if marks or stripped.text != g.text else stripped.text + "?!"
 
 
 @mutator("emoji")

@@ -46,6 +46,12 @@ class GuardedText:
         self.text = text
         self.mask = protected_mask(text, preserve)
 
+    @classmethod
+    def from_parts(cls, text: str, mask: list[bool]) -> "GuardedText":
+        self = cls.__new__(cls)
+        self.text, self.mask = text, mask
+        return self
+
     @property
     def has_protected(self) -> bool:
         return any(self.mask)

@@ -58,8 +58,11 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
     label = config_label or str(loaded.path)
     results = []
     timings = []
+    items_of: dict[str, list] = {}
+    for item in pool.runs:
+        items_of.setdefault(item.cell.id, []).append(item)
     for cell in cells:
-        items = sorted((i for i in pool.runs if i.cell.id == cell.id), key=lambda i: i.run)
+        items = sorted(items_of.get(cell.id, []), key=lambda i: i.run)
         runs = [pool.runs[i] for i in items]
         applicable = [invariants[i] for i in cell.invariants]
         results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell), loaded.redactor.redact))

@@ -1,0 +1,47 @@
+"""Shared helpers: write a config next to a planted agent and run the real CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = Path(__file__).resolve().parent / "agents"
+EXAMPLE = ROOT / "examples" / "support"
+
+
+def write_config(tmp: Path, body: str, name: str = "chaos-gate.yaml") -> Path:
+    path = tmp / name
+    path.write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
+    return path
+
+
+def planted_agent_block(behaviour: str, timeout: float = 5.0, extra_env: str = "") -> str:
+    return f"""
+agent:
+  start:
+    command: [{json.dumps(sys.executable)}, {json.dumps(str(AGENTS / 'planted.py'))}]
+    env: {{BEHAVIOUR: {behaviour}{extra_env}}}
+    ready: {{url: "{{{{url}}}}/health", timeout: 10}}
+  invoke:
+    http: {{url: "{{{{url}}}}/chat", body: {{input: "{{{{input}}}}"}}, output: $.reply}}
+  timeout: {timeout}
+"""
+
+
+@pytest.fixture
+def run_cli(tmp_path):
+    from gate.cli import main
+
+    def run(*args: str) -> int:
+        return main(list(args))
+
+    return run
+
+
+def load_report(out_dir: Path) -> dict:
+    return json.loads((out_dir / "report.json").read_text())
