@@ -181,7 +181,22 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     except ValidationError as exc:
         problems = _format_errors(exc, str(path), lines)
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems), problems) from None
+    _check_profiles(config, path, lines)
     # How the run is executed (parallelism, where files go) is not part of what is judged.
     judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output"})
     digest = hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
     return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest)
+
+
+def _check_profiles(config: Config, path: Path, lines: dict) -> None:
+    """Every named profile exists; an unknown one is reported on the line that names it."""
+    from gate.faults.profiles import resolve, search_dirs
+
+    dirs = search_dirs(path.resolve().parent, config.profiles_dir)
+    refs = [(("chaos", "profiles", i), name) for i, name in enumerate(config.chaos.profiles)]
+    for section, scenarios in (("chaos", config.chaos.scenarios), ("contract", config.contract.scenarios)):
+        for i, sc in enumerate(scenarios):
+            refs += [((section, "scenarios", i, "profiles", j), name) for j, name in enumerate(sc.profiles)]
+    for loc, name in refs:
+        line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
+        resolve(name, dirs, f"{path}:{line}: {_dotted(loc)}: ")

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, model_validator
 
+from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, ToolUpstream
 from gate.contracts import INVARIANTS
 from gate.contracts.base import StrictModel
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
@@ -131,6 +132,8 @@ class MutationConfig(StrictModel):
 
 class ContractConfig(StrictModel):
     invariants: list[Invariant] = Field(default_factory=list)
+    scenarios: list[Scenario] = Field(
+        default_factory=list, description="Named fault sets; with the fault-free baseline they form the matrix.")
 
     @model_validator(mode="after")
     def _unique_ids(self):
@@ -176,6 +179,11 @@ class Config(StrictModel):
     contract: ContractConfig = Field(default_factory=ContractConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
+    llm: list[LlmUpstream] = Field(default_factory=list, description="LLM APIs the agent calls, proxied.")
+    tools: list[ToolUpstream] = Field(default_factory=list, description="Tool services the agent calls, proxied.")
+    sim: SimConfig = Field(default_factory=SimConfig)
+    chaos: ChaosConfig = Field(default_factory=ChaosConfig)
+    profiles_dir: str | None = Field(default=None, description="Extra directory of profile YAML files.")
     runs: int = Field(default=1, ge=1, le=100, description="Repetitions of each cell.")
     concurrency: int = Field(default=1, ge=1, le=64, description="Agent instances run in parallel.")
     secrets: list[str] = Field(default_factory=list, description="Env var names whose values are redacted everywhere.")
@@ -187,4 +195,8 @@ class Config(StrictModel):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"duplicate input ids: {', '.join(dupes)}")
+        names = [u.name for u in self.llm] + [t.name for t in self.tools]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:
+            raise ValueError(f"duplicate upstream names: {', '.join(clash)}")
         return self

@@ -8,7 +8,7 @@ Sharding, `--only` and pinning are all just selections from this list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gate.config.models import Config
 from gate.contracts import InvariantBase
@@ -31,6 +31,7 @@ class Cell:
     mutation: str | None = None
     scenario: str = BASELINE
     invariants: tuple[str, ...] = ()
+    faults: tuple = field(default=(), compare=False, hash=False, repr=False)
 
     def facts(self) -> dict[str, str | None]:
         """What `when` conditions match against."""
@@ -50,12 +51,29 @@ def _applicable(config: Config, facts: dict) -> tuple[str, ...]:
     return tuple(inv.id for inv in invariants_of(config) if inv.applies_to(facts))
 
 
-def _contract_cells(config: Config) -> list[dict]:
+def _scenario_cells(config: Config, stage: str, scenarios: list[tuple[str, tuple]]) -> list[dict]:
     return [
-        dict(stage="contract", input_id=inp.id, text=inp.text, original_text=inp.text,
-             scenario=BASELINE, id=f"contract/{inp.id}/{BASELINE}")
+        dict(stage=stage, input_id=inp.id, text=inp.text, original_text=inp.text, scenario=name,
+             faults=faults, id=f"{stage}/{inp.id}/{name}")
+        for name, faults in scenarios
         for inp in config.inputs
     ]
+
+
+def _contract_cells(config: Config, resolve) -> list[dict]:
+    scenarios = [(BASELINE, ())] + [(s.name, resolve(s)) for s in config.contract.scenarios]
+    return _scenario_cells(config, "contract", scenarios)
+
+
+def _chaos_cells(config: Config, resolve) -> list[dict]:
+    chaos = config.chaos
+    if not chaos.enabled:
+        return []
+    scenarios = [(name, resolve(name)) for name in chaos.profiles]
+    scenarios += [(s.name, resolve(s)) for s in chaos.scenarios]
+    if chaos.faults:
+        scenarios.append(("custom", tuple(chaos.faults)))
+    return _scenario_cells(config, "chaos", scenarios)
 
 
 def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
@@ -72,16 +90,33 @@ def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
     return cells
 
 
-STAGE_BUILDERS = {"contract": lambda c, x: _contract_cells(c), "mutation": _mutation_cells}
+def scenario_resolver(config: Config, base_dir=None):
+    """name or Scenario -> its faults (profiles expanded), for the plan."""
+    from gate.faults.profiles import resolve, search_dirs
+
+    dirs = search_dirs(base_dir, config.profiles_dir)
+
+    def faults_of(item) -> tuple:
+        if isinstance(item, str):
+            return resolve(item, dirs)
+        out = []
+        for name in item.profiles:
+            out.extend(resolve(name, dirs, f"scenario {item.name}: "))
+        return tuple(out) + tuple(item.faults)
+    return faults_of
 
 
-def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_builders: dict | None = None) -> list[Cell]:
+def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_builders: dict | None = None,
+               base_dir=None) -> list[Cell]:
     """All cells in a stable order: contract cells first (they hold the baselines)."""
-    builders = {**STAGE_BUILDERS, **(stage_builders or {})}
+    resolve = scenario_resolver(config, base_dir)
+    builders = {"contract": lambda c: _contract_cells(c, resolve),
+                "mutation": lambda c: _mutation_cells(c, extra_mutators),
+                "chaos": lambda c: _chaos_cells(c, resolve), **(stage_builders or {})}
     raw: list[dict] = []
     for stage in ("contract", "mutation", "chaos", "replay"):
         if stage in builders:
-            raw.extend(builders[stage](config, extra_mutators))
+            raw.extend(builders[stage](config))
     cells = []
     for index, spec in enumerate(raw):
         cell = Cell(index=index, seed=derive_seed(config.seed, spec["id"]), **spec)

@@ -24,6 +24,26 @@ class CheckResult(BaseModel):
     message: str
 
 
+class TraceStep(BaseModel):
+    """One exchange the proxy saw, without its timing (that lives in Timings)."""
+
+    seq: int
+    target: str
+    kind: str
+    call: int
+    method: str
+    path: str
+    model: str | None = None
+    tool: str | None = None
+    rpc_method: str | None = None
+    status: int | None = None
+    fault: str | None = None
+    note: str = ""
+    forwarded: bool = False
+    bytes_out: int = 0
+    retry_after: float | None = None
+
+
 class RunResult(BaseModel):
     run: int
     reason: str
@@ -32,6 +52,7 @@ class RunResult(BaseModel):
     detail: str = ""
     error: str | None = None
     checks: list[CheckResult] = Field(default_factory=list)
+    trace: list[TraceStep] = Field(default_factory=list)
 
 
 class InvariantOutcome(BaseModel):
@@ -115,6 +136,8 @@ class CellTiming(BaseModel):
     id: str
     latency_ms: list[float]
     wall_ms: float
+    trace_ms: list[list[tuple[float, float | None]]] = Field(
+        default_factory=list, description="Per run, per trace step: (start, end) ms since the run began.")
 
 
 class Timings(BaseModel):

@@ -18,6 +18,7 @@ from gate import __version__
 from gate.config import LoadedConfig
 from gate.contracts.output_checks import SimilarToBaseline
 from gate.errors import ConfigError
+from gate.proxy.hook import ProxyHook, needs_proxy
 from gate.plan import Cell, build_plan, invariants_of, select
 from gate.report.model import CellTiming, Counts, InvariantSummary, Report, RunInfo, Timings, VerdictPart
 from gate.runner.evaluate import fold_cell, reproduce_command
@@ -33,7 +34,7 @@ def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dic
 
 
 def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders: dict | None = None) -> list[Cell]:
-    cells = select(build_plan(loaded.config, stage_builders=stage_builders), only)
+    cells = select(build_plan(loaded.config, stage_builders=stage_builders, base_dir=loaded.base_dir), only)
     if only and not cells:
         raise ConfigError(f"--only {' '.join(only)}: no cell of {loaded.path.name} has that id "
                           f"(list them with `chaos-gate plan -c {loaded.path.name}`)")
@@ -49,6 +50,8 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
     baselines = {i.id: i.baseline for i in config.inputs if i.baseline is not None}
     out_dir = Path(output_dir or loaded.base_dir / config.output.dir)
     workers_needed = max(1, min(config.concurrency, len(cells) * config.runs))
+    if hook_factory is None and needs_proxy(config):
+        hook_factory = lambda index: [ProxyHook(config)]  # noqa: E731
     workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
     if on_plan:
         on_plan(len(cells) * config.runs)
@@ -67,7 +70,8 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
         applicable = [invariants[i] for i in cell.invariants]
         results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell), loaded.redactor.redact))
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
-                                  wall_ms=round(sum(pool.wall_ms[i] for i in items), 1)))
+                                  wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
+                                  trace_ms=[pool.trace_ms[i] for i in items]))
     return assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                     concurrency=len(workers), only=only)
 

@@ -20,7 +20,7 @@ from gate.config import LoadedConfig
 from gate.contracts import InvariantBase, Observation
 from gate.errors import HarnessError
 from gate.plan import Cell
-from gate.report.model import RunResult
+from gate.report.model import RunResult, TraceStep
 from gate.runner.evaluate import check_run
 
 
@@ -63,33 +63,57 @@ class Worker:
         return raw.output
 
     async def execute(self, item: WorkItem, invariants: list[InvariantBase], baseline: str | None,
-                      ) -> tuple[RunResult, float]:
+                      ) -> tuple[RunResult, float, list]:
         cell = item.cell
         ctx = {"cell_id": cell.id, "input_id": cell.input_id, "run": str(item.run)}
+        obs = Observation(output=None, reason="harness_error", baseline=baseline)
+        begun: list[RunHook] = []
         try:
             await self.instance.ensure_alive()
             await self.instance.reset(ctx)
             for hook in self.hooks:
                 await hook.begin(cell, item.run)
+                begun.append(hook)
             raw = await self.instance.invoke(cell.text, ctx)
             obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
                               latency_ms=raw.latency_ms, baseline=baseline)
-            for hook in self.hooks:
+            for hook in begun:
                 await hook.end(cell, item.run, obs)
+            begun.clear()
+            await self._probe_state(invariants, obs)
         except HarnessError as exc:
-            return RunResult(run=item.run, reason="harness_error", error=str(exc)), 0.0
+            return RunResult(run=item.run, reason="harness_error", error=str(exc)), 0.0, []
         except Exception as exc:  # a gate bug must become an error cell, never a traceback
             tb = traceback.format_exc(limit=3)
-            return RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"), 0.0
+            return RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"), 0.0, []
+        finally:
+            for hook in begun:  # release held connections even when the run failed
+                await hook.end(cell, item.run, obs)
         checks = check_run(invariants, obs)
+        steps = [trace_step(e) for e in obs.trace]
+        times = [(e.start_ms, e.end_ms) for e in obs.trace]
         return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
-                         detail=raw.detail, checks=checks), raw.latency_ms
+                         detail=raw.detail, checks=checks, trace=steps), raw.latency_ms, times
+
+    async def _probe_state(self, invariants: list[InvariantBase], obs: Observation) -> None:
+        for inv in invariants:
+            probe = getattr(inv, "probe", None)
+            if probe is not None:
+                obs.state[inv.id] = await probe(self.instance.client)
+
+
+def trace_step(entry) -> TraceStep:
+    return TraceStep(seq=entry.seq, target=entry.target, kind=entry.kind, call=entry.call, method=entry.method,
+                     path=entry.path, model=entry.model, tool=entry.tool, rpc_method=entry.rpc_method,
+                     status=entry.status, fault=entry.fault, note=entry.note, forwarded=entry.forwarded,
+                     bytes_out=entry.bytes_out, retry_after=entry.retry_after)
 
 
 @dataclass
 class PoolResult:
     runs: dict[WorkItem, RunResult]
     latency_ms: dict[WorkItem, float]
+    trace_ms: dict[WorkItem, list]
     wall_ms: dict[WorkItem, float]
     startup_seconds: list[float]
 
@@ -130,7 +154,7 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
                    baselines: dict[str, str | None], need_reference: dict[str, str],
                    on_progress: Callable[[], None] | None = None) -> PoolResult:
     await _start_all(workers)
-    result = PoolResult({}, {}, {}, [])
+    result = PoolResult({}, {}, {}, {}, [])
     try:
         async def reference(worker, pair):
             input_id, text = pair
@@ -144,8 +168,8 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
         async def handle(worker, item: WorkItem):
             began = time.monotonic()
             applicable = [invariants[i] for i in item.cell.invariants]
-            run, latency = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
-            result.runs[item], result.latency_ms[item] = run, latency
+            run, latency, times = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
+            result.runs[item], result.latency_ms[item], result.trace_ms[item] = run, latency, times
             result.wall_ms[item] = (time.monotonic() - began) * 1000
             if on_progress:
                 on_progress()

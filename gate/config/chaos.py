@@ -1,0 +1,80 @@
+"""Config models for the wire: LLM and tool upstreams, the sim, faults, scenarios, profiles.
+
+Faults form a discriminated union over the fault catalog (gate/faults), exactly as
+invariants do over theirs, so a new fault kind appears in validation, JSON Schema
+and docs without touching this file.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, model_validator
+
+from gate.contracts.base import StrictModel
+from gate.faults import FAULTS
+
+Fault = Annotated[Union[tuple(FAULTS.values())], Field(discriminator="kind")]
+
+DEFAULT_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+class LlmUpstream(StrictModel):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    provider: Literal["openai", "anthropic", "generic"] = "openai"
+    env: str | None = Field(default=None, description="Env var pointed at the proxy (default by provider).")
+    upstream: str = Field(default="sim", description="Base URL of the real API, or `sim` for the scripted model.")
+
+    @property
+    def env_var(self) -> str:
+        return self.env or DEFAULT_ENV.get(self.provider, f"{self.name.upper()}_BASE_URL")
+
+
+class ToolUpstream(StrictModel):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    env: str = Field(description="Env var the agent reads its tool base URL from.")
+    upstream: str = Field(description="Base URL of the real tool service.")
+    kind: Literal["http", "mcp"] = "http"
+
+
+class SimRule(StrictModel):
+    when: str = Field(description="Regex searched in the latest user message (case-insensitive).")
+    tool: str | None = Field(default=None, description="Call this tool first (once per user turn).")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments; {{1}} = regex group 1.")
+    answer: str | None = Field(default=None, description="Final answer; {{tool_result}} and {{1}} expand.")
+
+
+class SimConfig(StrictModel):
+    rules: list[SimRule] = Field(default_factory=list)
+    default: str = "I can help with that."
+    chunk_chars: int = Field(default=8, ge=1, description="Characters per streamed delta / argument fragment.")
+
+
+class Scenario(StrictModel):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str | None = None
+    profiles: list[str] = Field(default_factory=list)
+    faults: list[Fault] = Field(default_factory=list)
+
+
+class ChaosConfig(StrictModel):
+    enabled: bool = True
+    profiles: list[str] = Field(default_factory=list, description="Built-in or local profiles; one scenario each.")
+    faults: list[Fault] = Field(default_factory=list, description="Ad-hoc faults, run as the scenario `custom`.")
+    scenarios: list[Scenario] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        names = [s.name for s in self.scenarios] + self.profiles
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate chaos scenario names: {', '.join(dupes)}")
+        return self
+
+
+class Profile(StrictModel):
+    """A file in profiles/: a named, documented fault set."""
+
+    name: str
+    description: str
+    faults: list[Fault] = Field(min_length=1)

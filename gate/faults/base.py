@@ -1,0 +1,80 @@
+"""What every fault shares: where it applies (target + match), when it fires (trigger),
+and the registry that makes adding a fault a one-file change (Toxiproxy-style).
+
+A fault class's fields are its config parameters; its `apply(exchange)` coroutine is
+its wire behaviour, written against the small Exchange interface of the proxy.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import ClassVar
+
+from pydantic import Field, field_validator
+
+from gate.contracts.base import StrictModel
+
+LLM, TOOL = "llm", "tool"
+
+
+class FaultBase(StrictModel):
+    # where
+    target: str = Field(default="*", description="llm, tools, an upstream name, or * (every upstream the kind fits).")
+    method: str | None = Field(default=None, description="HTTP method to match.")
+    path: str | None = Field(default=None, description="Regex searched in the request path.")
+    model: str | None = Field(default=None, description="Glob on the request's model.")
+    tool: str | None = Field(default=None, description="Glob on the tool name (MCP tools/call name or tool upstream name).")
+    # when
+    probability: float | None = Field(default=None, ge=0, le=1)
+    on_calls: list[int] | None = Field(default=None, description="Fire on these call numbers (1-based, per fault).")
+    after_calls: int | None = Field(default=None, ge=0, description="Fire on every call after the first N.")
+    every: int | None = Field(default=None, ge=1, description="Fire on every Nth call.")
+    max_fires: int | None = Field(default=None, ge=1, description="Fire at most this many times per cell run.")
+
+    applies_to: ClassVar[frozenset[str]] = frozenset({LLM, TOOL})
+
+    @field_validator("path")
+    @classmethod
+    def _regex(cls, value):
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @property
+    def name(self) -> str:
+        return self.kind  # type: ignore[attr-defined]
+
+    def matches(self, info) -> bool:
+        """Does this fault concern the request described by `info` (a RequestInfo)?"""
+        if info.kind not in self.applies_to:
+            return False
+        if self.target not in ("*", info.name) and not (self.target == "llm" and info.kind == LLM) \
+                and not (self.target == "tools" and info.kind == TOOL):
+            return False
+        if self.method and self.method.upper() != info.method:
+            return False
+        if self.path and not re.search(self.path, info.path):
+            return False
+        if self.model and not fnmatch.fnmatchcase(info.model or "", self.model):
+            return False
+        if self.tool and not fnmatch.fnmatchcase(info.tool or "", self.tool):
+            return False
+        return True
+
+    def label(self) -> str:
+        return self.kind  # type: ignore[attr-defined]
+
+    async def apply(self, ex) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+FAULTS: dict[str, type[FaultBase]] = {}
+
+
+def register(cls: type[FaultBase]) -> type[FaultBase]:
+    FAULTS[cls.model_fields["kind"].default] = cls
+    return cls

@@ -1,0 +1,60 @@
+"""The schedule: (seed, cell, run, fault, call number) -> fire or not. Pure.
+
+A decision never depends on timing or on other cells: each (cell, run) gets its own
+counters, and probabilities are drawn from a string-seeded RNG private to that exact
+call, so the same seed gives the same faults on the same calls in any process.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+
+def fires(fault, *, seed: int, cell_id: str, run: int, index: int, call: int, fired: int) -> bool:
+    """Whether fault number `index` fires on its `call`-th matching request."""
+    if fault.max_fires is not None and fired >= fault.max_fires:
+        return False
+    if fault.on_calls is not None and call not in fault.on_calls:
+        return False
+    if fault.after_calls is not None and call <= fault.after_calls:
+        return False
+    if fault.every is not None and call % fault.every != 0:
+        return False
+    if fault.probability is not None:
+        draw = random.Random(f"{seed}:{cell_id}:{run}:fault{index}:{call}").random()
+        if draw >= fault.probability:
+            return False
+    return True
+
+
+@dataclass
+class Decision:
+    fault: object
+    index: int
+    call: int  # this fault's matching-call number
+
+
+@dataclass
+class Schedule:
+    """Counters for one (cell, run); `decide` is called once per request, in arrival order."""
+
+    faults: tuple
+    seed: int
+    cell_id: str
+    run: int
+    calls: dict[int, int] = field(default_factory=dict)
+    fired: dict[int, int] = field(default_factory=dict)
+
+    def decide(self, info) -> Decision | None:
+        chosen = None
+        for index, fault in enumerate(self.faults):
+            if not fault.matches(info):
+                continue
+            call = self.calls.get(index, 0) + 1
+            self.calls[index] = call
+            if chosen is None and fires(fault, seed=self.seed, cell_id=self.cell_id, run=self.run, index=index,
+                                        call=call, fired=self.fired.get(index, 0)):
+                self.fired[index] = self.fired.get(index, 0) + 1
+                chosen = Decision(fault, index, call)
+        return chosen

@@ -1,0 +1,1 @@
+"""The per-worker fault-injecting proxy: routes, exchanges, SSE, sim model, trace."""

@@ -1,0 +1,67 @@
+"""The proxy as a worker attachment: env vars for the agent, a RunState per cell run.
+
+The runner calls begin/end around every run; `end` releases held connections and
+hands the run's trace to the observation the invariants check.
+"""
+
+from __future__ import annotations
+
+from gate.config.models import Config
+from gate.faults import Schedule
+from gate.proxy.app import ProxyApp, RunState
+from gate.proxy.routes import Route
+from gate.proxy.server import ProxyServer
+from gate.proxy.sim import SimUpstream
+from gate.proxy.upstream import HttpUpstream, upstream_client
+
+
+class ProxyHook:
+    def __init__(self, config: Config):
+        self.config = config
+        self.client = None
+        self.app = ProxyApp({})
+        self.server = ProxyServer(self.app)
+        self.last_run: RunState | None = None
+
+    def env(self) -> dict[str, str]:
+        env = {}
+        for llm in self.config.llm:
+            env[llm.env_var] = f"{self.server.url}/llm/{llm.name}"
+        for tool in self.config.tools:
+            env[tool.env] = f"{self.server.url}/tool/{tool.name}"
+        return env
+
+    async def start(self) -> None:
+        self.client = upstream_client()
+        sim = SimUpstream(self.config.sim)
+        routes = {}
+        for llm in self.config.llm:
+            upstream = sim if llm.upstream == "sim" else HttpUpstream(llm.upstream, self.client)
+            routes[("llm", llm.name)] = Route("llm", llm.name, llm.provider, upstream)
+        for tool in self.config.tools:
+            provider = "mcp" if tool.kind == "mcp" else "http"
+            routes[("tool", tool.name)] = Route("tool", tool.name, provider, HttpUpstream(tool.upstream, self.client))
+        self.app.routes = routes
+        await self.server.start()
+
+    async def begin(self, cell, run: int) -> None:
+        schedule = Schedule(tuple(cell.faults), cell.seed, cell.id, run) if cell.faults else None
+        self.app.current = RunState(schedule)
+
+    async def end(self, cell, run: int, obs) -> None:
+        state = self.app.current
+        self.app.current = None
+        if state is None:
+            return
+        state.over.set()
+        self.last_run = state
+        obs.trace = list(state.trace)
+
+    async def stop(self) -> None:
+        await self.server.stop()
+        if self.client is not None:
+            await self.client.aclose()
+
+
+def needs_proxy(config: Config) -> bool:
+    return bool(config.llm or config.tools)

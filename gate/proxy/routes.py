@@ -1,0 +1,68 @@
+"""Which upstream a proxied path belongs to, and what the request is (model, tool, stream).
+
+Paths are `/llm/<name>/...` and `/tool/<name>/...`; the rest of the path is appended
+to the upstream's base URL, so the agent's env var is the only change it sees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from gate.proxy.exchange import RequestInfo
+
+
+@dataclass
+class Route:
+    kind: str  # llm | tool
+    name: str
+    provider: str  # openai | anthropic | generic | http | mcp
+    upstream: object  # HttpUpstream | SimUpstream
+
+    def describe(self, method: str, path: str, body: bytes) -> RequestInfo:
+        info = RequestInfo(kind=self.kind, name=self.name, provider=self.provider, method=method, path=path)
+        doc = _json(body)
+        if self.kind == "llm" and isinstance(doc, dict):
+            info.model = doc.get("model") if isinstance(doc.get("model"), str) else None
+            info.stream = bool(doc.get("stream"))
+        elif self.provider == "mcp" and isinstance(doc, dict):
+            info.rpc_method = doc.get("method")
+            info.rpc_id = doc.get("id")
+            if info.rpc_method == "tools/call":
+                info.tool = (doc.get("params") or {}).get("name")
+        elif self.kind == "tool":
+            info.tool = self.name
+        return info
+
+    def faultable(self, info: RequestInfo) -> bool:
+        """MCP: only tools/call gets faults; protocol traffic passes through."""
+        return self.provider != "mcp" or info.rpc_method == "tools/call"
+
+
+def _json(body: bytes):
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+VOLATILE = {"id", "request_id", "timestamp", "created", "nonce", "trace_id"}
+
+
+def body_digest(body: bytes) -> str:
+    """Digest of the body that ignores key order and volatile top-level fields."""
+    doc = _json(body)
+    if isinstance(doc, dict):
+        doc = {k: v for k, v in doc.items() if k not in VOLATILE}
+    canonical = json.dumps(doc, sort_keys=True).encode() if doc is not None else body
+    return hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def split_path(path: str) -> tuple[str, str, str] | None:
+    """'/llm/openai/chat/completions' -> ('llm', 'openai', '/chat/completions')."""
+    parts = path.split("/", 3)
+    if len(parts) < 3 or parts[1] not in ("llm", "tool"):
+        return None
+    rest = "/" + parts[3] if len(parts) > 3 else ""
+    return parts[1], parts[2], rest

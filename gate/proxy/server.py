@@ -1,0 +1,42 @@
+"""Serve a ProxyApp with uvicorn on a loopback socket bound up front.
+
+Binding first means the port is known before the agent starts (its env vars point
+here). uvicorn's own signal handling is bypassed: the gate owns SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import uvicorn
+
+
+class ProxyServer:
+    def __init__(self, app):
+        self.app = app
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.server: uvicorn.Server | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        config = uvicorn.Config(self.app, lifespan="off", log_level="warning", access_log=False,
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30, ws="none")
+        config.load()
+        logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+        self.server = uvicorn.Server(config)
+        self.server.lifespan = config.lifespan_class(config)
+        await self.server.startup(sockets=[self.sock])
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.should_exit = True
+            self.server.force_exit = True
+            await self.server.shutdown(sockets=[self.sock])
+        self.sock.close()

@@ -1,0 +1,38 @@
+"""The trace of one cell run: every exchange the proxy saw, in arrival order.
+
+Entries split into what is deterministic (target, call, fault, status, bytes) and
+what is measured (start/end in ms since the run began): the first goes into the
+report's verdict part, the second into its timings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TraceEntry:
+    seq: int
+    target: str
+    kind: str  # llm | tool
+    method: str
+    path: str
+    model: str | None = None
+    tool: str | None = None
+    rpc_method: str | None = None
+    status: int | None = None
+    fault: str | None = None
+    note: str = ""
+    forwarded: bool = False
+    bytes_out: int = 0
+    retry_after: float | None = None
+    body_digest: str = ""
+    idempotency_key: str | None = None
+    start_ms: float = 0.0
+    end_ms: float | None = None
+    call: int = 0  # n-th call to this target in the run
+    extra: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        what = self.tool or self.model or ""
+        return f"{self.target} {self.method} {self.path}" + (f" [{what}]" if what else "")

@@ -1,0 +1,127 @@
+"""A running per-worker proxy for tests: its own event loop thread, faults set per 'cell'.
+
+Tests then talk to it with the real openai / anthropic SDKs and plain HTTP, exactly as
+an agent would; only the runner around it is left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from pydantic import TypeAdapter
+
+from gate.config.chaos import Fault
+from gate.config.models import Config
+from gate.proxy.hook import ProxyHook
+
+SIM = {
+    "rules": [
+        {"when": r"refund.*?(\d{3,})", "tool": "refund_order", "arguments": {"order_id": "{{1}}", "reason": "broken"},
+         "answer": "Refund for order {{1}} is done: {{tool_result}}"},
+        {"when": "hello", "answer": "Hello! How can I help you today with your order?"},
+    ],
+    "default": "I can help with refunds.",
+    "chunk_chars": 6,
+}
+
+
+@dataclass
+class FakeCell:
+    id: str
+    seed: int
+    faults: tuple = ()
+    extra: dict = field(default_factory=dict)
+
+
+class ToolServer:
+    """A tiny real HTTP tool upstream on loopback that counts what reached it."""
+
+    def __init__(self):
+        self.hits: list[tuple[str, str, bytes]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *a):
+                pass
+
+            def _reply(self, doc, status=200):
+                body = json.dumps(doc).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                outer.hits.append(("GET", self.path, b""))
+                self._reply({"order_id": self.path.rsplit("/", 1)[-1], "status": "delivered",
+                             "items": [{"sku": "blue-widget", "price": 19.99}]})
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                outer.hits.append(("POST", self.path, body))
+                self._reply({"refund_id": f"rf_{len(outer.hits)}", "status": "refunded"})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class ProxyHarness:
+    def __init__(self, tool_url: str, mcp_url: str | None = None, llm_upstream: str = "sim"):
+        tools = [{"name": "orders", "env": "ORDERS_URL", "upstream": tool_url}]
+        if mcp_url:
+            tools.append({"name": "mcp", "env": "MCP_URL", "upstream": mcp_url, "kind": "mcp"})
+        self.config = Config.model_validate({
+            "agent": {"url": "http://127.0.0.1:9", "invoke": {"http": {"url": "{{url}}"}}},
+            "inputs": [{"id": "a", "text": "x"}],
+            "llm": [{"name": "openai", "provider": "openai", "upstream": llm_upstream},
+                    {"name": "anthropic", "provider": "anthropic", "upstream": llm_upstream}],
+            "tools": tools, "sim": SIM})
+        self.hook = ProxyHook(self.config)
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+        self._call(self.hook.start())
+        self.env = self.hook.env()
+        self.base = self.hook.server.url
+
+    def _call(self, coro, timeout=30):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def begin(self, *faults: dict, seed: int = 1, cell_id: str = "chaos/a/test", run: int = 0):
+        parsed = tuple(TypeAdapter(Fault).validate_python(f) for f in faults)
+        self._call(self.hook.begin(FakeCell(cell_id, seed, parsed), run))
+
+    def end(self):
+        class Obs:
+            trace = []
+        obs = Obs()
+        self._call(self.hook.end(None, 0, obs))
+        return obs.trace
+
+    def openai(self, **kw):
+        import openai
+        kw.setdefault("max_retries", 0)
+        kw.setdefault("timeout", 5.0)
+        return openai.OpenAI(api_key="sk-test-not-real", base_url=self.env["OPENAI_BASE_URL"], **kw)
+
+    def anthropic(self, **kw):
+        import anthropic
+        kw.setdefault("max_retries", 0)
+        kw.setdefault("timeout", 5.0)
+        return anthropic.Anthropic(api_key="sk-ant-test", base_url=self.env["ANTHROPIC_BASE_URL"], **kw)
+
+    def close(self):
+        self._call(self.hook.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
