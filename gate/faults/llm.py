@@ -87,7 +87,11 @@ class MalformedSse(_LlmFault):
         if not resp.is_sse:
             return await MalformedJson().apply_to(ex, resp)
         rest = await _relay_events(ex, resp, self.after_events)
-        await ex.write(b'data: {"choices": [{"delta": {"content": "\\u00\n\n')
+        if ex.info.provider == "anthropic":
+            await ex.write(b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+                           b'"delta": {"type": "text_delta", "text": "\\u00\n\n')
+        else:
+            await ex.write(b'data: {"choices": [{"delta": {"content": "\\u00\n\n')
         for event in rest:
             await ex.write(event)
         ex.note(f"bad event after {self.after_events} events")
@@ -207,19 +211,26 @@ class BadToolArgs(_LlmFault):
     arguments: str = '{"order_id": 1234, "amount": '
 
     async def apply(self, ex):
+        corrupted = []  # streaming: only the first argument fragment is damaged
+
         def rewrite(doc, streaming):
             for choice in _openai_choices(doc):
                 holder = choice.get("delta" if streaming else "message") or {}
                 for call in holder.get("tool_calls") or []:
                     fn = call.get("function") or {}
-                    if "arguments" in fn and (not streaming or fn["arguments"]):
-                        fn["arguments"] = self.arguments if not streaming else fn["arguments"] + "}{"
+                    if not streaming and "arguments" in fn:
+                        fn["arguments"] = self.arguments
+                    elif streaming and fn.get("arguments") and not corrupted:
+                        fn["arguments"] = "}" + fn["arguments"]
+                        corrupted.append(True)
             if doc.get("type") == "message":
                 for block in doc.get("content") or []:
                     if block.get("type") == "tool_use":
                         block["input"] = self.arguments
-            if doc.get("type") == "content_block_delta" and doc["delta"].get("type") == "input_json_delta":
-                doc["delta"]["partial_json"] += "}{"
+            if doc.get("type") == "content_block_delta" and doc["delta"].get("type") == "input_json_delta" \
+                    and not corrupted:
+                doc["delta"]["partial_json"] = "}" + doc["delta"]["partial_json"]
+                corrupted.append(True)
             return doc
         ex.note("tool arguments made invalid")
         await _rewrite_json(ex, rewrite)
