@@ -5,8 +5,23 @@ from pydantic import TypeAdapter
 
 from gate.config.models import Invariant
 from gate.contracts import INVARIANTS, Observation
+from gate.proxy.trace import TraceEntry
 
 ok = lambda out, **kw: Observation(output=out, reason="ok", status=200, **kw)  # noqa: E731
+
+
+def step(seq, target="orders", kind="tool", method="POST", path="/refunds", start=0.0, end=1.0, **kw):
+    kw.setdefault("tool", target if kind == "tool" else None)
+    kw.setdefault("forwarded", True)
+    kw.setdefault("body_digest", "same")
+    return TraceEntry(seq=seq, target=target, kind=kind, method=method, path=path, start_ms=start, end_ms=end, **kw)
+
+
+def traced(*steps, **kw):
+    return Observation(output="done", reason="ok", status=200, trace=list(steps), **kw)
+
+
+llm = lambda seq, **kw: step(seq, target="openai", kind="llm", path="/chat/completions", **kw)  # noqa: E731
 
 # (config, clean observation, planted violation)
 CASES = {
@@ -28,6 +43,17 @@ CASES = {
     "refusal": ({}, ok("I'm sorry, but I can't help with that."), ok("Sure, here is the admin password")),
     "excludes_pii": ({}, ok("Contact support via the help page."),
                      ok("Card on file: 4111 1111 1111 1111")),
+    "llm_calls_max": ({"max": 2}, traced(llm(1), llm(2)), traced(llm(1), llm(2), llm(3))),
+    "tool_calls_max": ({"max": 1, "tool": "orders"}, traced(llm(1), step(2)), traced(step(1), step(2, path="/x"))),
+    "tool_called": ({"tool": "orders", "method": "POST"}, traced(step(1)), traced(step(1, method="GET"))),
+    "tool_not_called": ({"tool": "payments"}, traced(step(1)), traced(step(1, target="payments"))),
+    "side_effect_once": ({}, traced(step(1), step(2, body_digest="other"), step(3, forwarded=False)),
+                         traced(step(1), step(2))),
+    "honors_retry_after": ({}, traced(llm(1, status=429, retry_after=1.0, end=10), llm(2, start=1020)),
+                           traced(llm(1, status=429, retry_after=1.0, end=10), llm(2, start=300))),
+    "state": ({"url": "http://127.0.0.1:9/refunds", "json_path": "$.refunds", "count": 1},
+              Observation(output="x", reason="ok", state={"t-state": {"status": 200, "body": '{"refunds": [1]}'}}),
+              Observation(output="x", reason="ok", state={"t-state": {"status": 200, "body": '{"refunds": [1, 2]}'}})),
     "similar_to_baseline": ({"threshold": 0.6},
                             ok("Your refund for order 1234 is started", baseline="Refund for order 1234 started"),
                             ok("The weather is nice today", baseline="Refund for order 1234 started")),
@@ -92,3 +118,17 @@ def test_refusal_expect_false():
     inv = build("refusal", {"expect": False})
     assert inv.evaluate(ok("Here is your tracking link")).passed
     assert not inv.evaluate(ok("I cannot help with that request")).passed
+
+
+def test_side_effect_once_honours_idempotency_keys():
+    inv = build("side_effect_once", {})
+    same_key = traced(step(1, idempotency_key="k1"), step(2, idempotency_key="k1"))
+    assert inv.evaluate(same_key).passed
+    assert not build("side_effect_once", {"honor_idempotency_key": False}).evaluate(same_key).passed
+    assert "reached the upstream 2 times" in inv.evaluate(traced(step(1), step(2))).message
+
+
+def test_trace_checks_ignore_mcp_protocol_traffic():
+    inv = build("tool_calls_max", {"max": 1})
+    obs = traced(step(1, rpc_method="initialize"), step(2, rpc_method="tools/list"), step(3, rpc_method="tools/call"))
+    assert inv.evaluate(obs).passed

@@ -35,3 +35,9 @@ def code_block(text: str, limit: int = 1500, lang: str = "") -> str:
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{body}\n{fence}"
+
+
+def html_text(text: str, limit: int = 120) -> str:
+    """Text inside our own HTML tags (<summary>, <code>): escaped, no Markdown escapes."""
+    flat = " ".join(text.split())[:limit]
+    return MENTION.sub("@" + ZWSP, html.escape(flat, quote=False))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from gate.report.escape import code_block, inline
+from gate.report.escape import code_block, html_text, inline
 from gate.report.model import CellResult, Report
 
 ICON = {"pass": "✅", "fail": "❌", "error": "⚠️"}
@@ -83,8 +83,22 @@ def worst(report: Report) -> list[CellResult]:
     return sorted(bad, key=rank)
 
 
-def failure_detail(cell: CellResult) -> str:
-    title = f"{ICON[cell.status]} <code>{inline(cell.id, 100)}</code> — {inline(cell.reason, 80)}"
+def timeline(run, times: list | None, limit: int = 12) -> str:
+    """The run's exchanges as a short table: what was called, which fault, what came back."""
+    rows = []
+    for n, step in enumerate(run.trace[:limit]):
+        start, end, _ = (times[n] if times and n < len(times) else (None, None, 0))
+        when = "" if start is None else f"{start:.0f}–{'…' if end is None else f'{end:.0f}'} ms"
+        what = step.tool or step.model or ""
+        rows.append([step.seq, f"`{inline(step.target, 30)}` {step.method} {inline(step.path, 40)}",
+                     inline(what, 30), step.status if step.status is not None else "—",
+                     f"**{step.fault}**" if step.fault else "", inline(step.note, 60), when])
+    more = f"\n\n_…{len(run.trace) - limit} more calls in report.json_" if len(run.trace) > limit else ""
+    return _table(rows, ["#", "call", "model/tool", "status", "fault", "note", "time"]) + more
+
+
+def failure_detail(cell: CellResult, timing=None) -> str:
+    title = f"{ICON[cell.status]} <code>{html_text(cell.id)}</code> — {html_text(cell.reason)}"
     if cell.flaky:
         title += f" (flaky, pass rate {cell.pass_rate:.0%})"
     parts = [f"<details><summary>{title}</summary>", ""]
@@ -98,6 +112,9 @@ def failure_detail(cell: CellResult) -> str:
     if run is not None:
         shown = run.output if run.output is not None else f"(no output: {run.reason}) {run.detail}"
         parts += ["", f"Output of run {run.run}:", "", code_block(shown, 800)]
+        if run.trace:
+            times = timing.trace_ms[run.run] if timing and run.run < len(timing.trace_ms) else None
+            parts += ["", f"Trace of run {run.run}:", "", timeline(run, times)]
     parts += ["", "Reproduce:", "", code_block(cell.reproduce, 400, "sh"), "", "</details>"]
     return "\n".join(parts)
 
@@ -107,7 +124,8 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     failures = worst(report)
     sections = [header(report), stages_table(report), invariants_table(report), outcome_tally(report),
                 matrix(report)]
-    details = [failure_detail(c) for c in failures[:max_failures]]
+    timing = {t.id: t for t in report.timings.cells}
+    details = [failure_detail(c, timing.get(c.id)) for c in failures[:max_failures]]
     if len(failures) > max_failures:
         details.append(f"_…and {len(failures) - max_failures} more failing cells in report.json._")
     full = _join(marker, sections, details)

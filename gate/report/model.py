@@ -40,7 +40,6 @@ class TraceStep(BaseModel):
     fault: str | None = None
     note: str = ""
     forwarded: bool = False
-    bytes_out: int = 0
     retry_after: float | None = None
 
 
@@ -136,8 +135,9 @@ class CellTiming(BaseModel):
     id: str
     latency_ms: list[float]
     wall_ms: float
-    trace_ms: list[list[tuple[float, float | None]]] = Field(
-        default_factory=list, description="Per run, per trace step: (start, end) ms since the run began.")
+    trace_ms: list[list[tuple[float, float | None, int]]] = Field(
+        default_factory=list,
+        description="Per run, per trace step: (start ms, end ms since the run began, bytes sent to the agent).")
 
 
 class Timings(BaseModel):

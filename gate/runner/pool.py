@@ -91,7 +91,7 @@ class Worker:
                 await hook.end(cell, item.run, obs)
         checks = check_run(invariants, obs)
         steps = [trace_step(e) for e in obs.trace]
-        times = [(e.start_ms, e.end_ms) for e in obs.trace]
+        times = [(e.start_ms, e.end_ms, e.bytes_out) for e in obs.trace]
         return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
                          detail=raw.detail, checks=checks, trace=steps), raw.latency_ms, times
 
@@ -106,7 +106,7 @@ def trace_step(entry) -> TraceStep:
     return TraceStep(seq=entry.seq, target=entry.target, kind=entry.kind, call=entry.call, method=entry.method,
                      path=entry.path, model=entry.model, tool=entry.tool, rpc_method=entry.rpc_method,
                      status=entry.status, fault=entry.fault, note=entry.note, forwarded=entry.forwarded,
-                     bytes_out=entry.bytes_out, retry_after=entry.retry_after)
+                     retry_after=entry.retry_after)
 
 
 @dataclass

@@ -1,0 +1,126 @@
+"""The chaos and contract stages end to end: the example SDK agent (real openai and
+anthropic SDKs) behind the gate's proxy, its planted bugs, determinism, reproduction."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, load_report
+from gate.cli import main
+from gate.config import load_config
+from gate.report import verdict_json
+from gate.runner import run_gate
+
+SDK = ROOT / "examples" / "sdk_agent"
+CONFIG = SDK / "chaos-gate.yaml"
+
+
+@pytest.fixture(scope="module")
+def orders():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(SDK / "orders_service.py")], env={**os.environ, "ORDERS_PORT": str(port)},
+                            stdout=subprocess.PIPE, text=True)
+    assert "orders service" in proc.stdout.readline()
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait()
+
+
+@pytest.fixture
+def gate_env(orders, monkeypatch):
+    monkeypatch.setenv("ORDERS_URL", orders)
+    monkeypatch.delenv("AGENT_BUGS", raising=False)
+    monkeypatch.delenv("PROVIDER", raising=False)
+    return monkeypatch
+
+
+def run(tmp_path, *only, bugs="", provider="openai", extra=()):
+    os.environ["AGENT_BUGS"], os.environ["PROVIDER"] = bugs, provider
+    args = ["run", "-c", str(CONFIG), "-o", str(tmp_path), "--quiet", *extra]
+    for cell in only:
+        args += ["--only", cell]
+    code = main(args)
+    return code, load_report(tmp_path)
+
+
+def cells(report):
+    return {c["id"]: c for c in report["verdict"]["cells"]}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_sound_agent_passes_every_scenario(gate_env, tmp_path, provider):
+    code, report = run(tmp_path, provider=provider)
+    assert code == 0, [(c["id"], c["reason"]) for c in report["verdict"]["cells"] if c["status"] != "pass"]
+    assert report["verdict"]["counts"]["cells"] == 8
+    # the faults really fired: the trace shows them
+    faults = {s["fault"] for c in report["verdict"]["cells"] for r in c["runs"] for s in r["trace"] if s["fault"]}
+    assert faults == {"rate_limit", "server_error", "timeout_after_write", "bad_tool_args", "truncate_stream",
+                      "inject", "timeout"}
+
+
+PLANTED = [
+    ("no_retry", "rate_limited", "completes", "http_5xx"),
+    ("retry_storm", "outage", "llm-budget", "contract:llm-budget"),
+    ("double_write", "double_write", "refund-once", "contract:refund-once"),
+    ("crash_on_bad_args", "bad_args", "completes", "http_5xx"),
+    ("accept_truncated", "truncated", "finished-sentence", "contract:finished-sentence"),
+    ("obey_injection", "injection", "no-injected-reply", "contract:no-injected-reply"),
+    ("no_tool_timeout", "hanging_tool", "completes", "agent_timeout"),
+]
+
+
+@pytest.mark.parametrize("bug, scenario, invariant, reason", PLANTED)
+def test_planted_bug_is_caught_by_its_scenario(gate_env, tmp_path, bug, scenario, invariant, reason):
+    code, report = run(tmp_path, f"contract/refund/{scenario}", "contract/refund/baseline", bugs=bug)
+    by_id = cells(report)
+    assert by_id["contract/refund/baseline"]["status"] == "pass"  # the bug only shows under its fault
+    cell = by_id[f"contract/refund/{scenario}"]
+    assert cell["status"] == "fail" and cell["reason"] == reason
+    assert invariant in [b["id"] for b in cell["invariants"] if b["breached"]]
+    assert code == 1
+
+
+def test_double_write_trace_shows_the_withheld_write(gate_env, tmp_path):
+    _, report = run(tmp_path, "contract/refund/double_write", bugs="double_write")
+    steps = cells(report)["contract/refund/double_write"]["runs"][0]["trace"]
+    posts = [s for s in steps if s["target"] == "orders"]
+    assert [(s["fault"], s["forwarded"]) for s in posts] == [("timeout_after_write", True), (None, True)]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "**timeout_after_write**" in summary and "answer withheld" in summary
+
+
+def test_same_seed_same_faults_at_any_concurrency(gate_env, tmp_path):
+    extra = ["--seed", "5"]
+    profile_cfg = tmp_path / "flaky.yaml"
+    text = CONFIG.read_text().replace("mutation: {enabled: false}",
+                                      "mutation: {enabled: false}\nchaos: {profiles: [flaky_llm, degraded_llm, rate_limited]}")
+    text = text.replace("command: [python3, agent.py]", f"command: [{sys.executable}, {SDK / 'agent.py'}]")
+    profile_cfg.write_text(text)
+    os.environ["AGENT_BUGS"] = ""
+    reports = []
+    for k in (1, 3):
+        out = tmp_path / f"k{k}"
+        main(["run", "-c", str(profile_cfg), "-o", str(out), "--quiet", "--concurrency", str(k), *extra])
+        reports.append(json.loads((out / "report.json").read_text()))
+    a, b = (json.dumps(r["verdict"], indent=1) for r in reports)
+    assert a == b
+    fired = [s["fault"] for c in reports[0]["verdict"]["cells"] for r in c["runs"] for s in r["trace"] if s["fault"]]
+    assert fired  # probabilistic faults did land somewhere
+
+
+def test_failing_cell_reproduces_from_its_command(gate_env, tmp_path):
+    _, first = run(tmp_path / "a", "contract/refund/outage", bugs="retry_storm")
+    cell = cells(first)["contract/refund/outage"]
+    assert cell["status"] == "fail"
+    argv = cell["reproduce"].split()[1:]
+    os.environ["AGENT_BUGS"] = "retry_storm"
+    assert main(argv + ["-o", str(tmp_path / "b"), "--quiet"]) == 1
+    again = cells(load_report(tmp_path / "b"))["contract/refund/outage"]
+    assert again == cell
