@@ -15,7 +15,9 @@ import uvicorn
 class ProxyServer:
     def __init__(self, app):
         self.app = app
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto must be IPPROTO_TCP: asyncio only sets TCP_NODELAY on sockets that say so,
+        # and without it every response pays a 40 ms Nagle + delayed-ACK stall.
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -27,7 +29,7 @@ class ProxyServer:
 
     async def start(self) -> None:
         config = uvicorn.Config(self.app, lifespan="off", log_level="warning", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30, ws="none")
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30, ws="none", http="auto")
         config.load()
         logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
         self.server = uvicorn.Server(config)

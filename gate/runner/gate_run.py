@@ -22,6 +22,7 @@ from gate.proxy.hook import ProxyHook, needs_proxy
 from gate.plan import Cell, build_plan, invariants_of, select
 from gate.report.model import CellTiming, Counts, InvariantSummary, Report, RunInfo, Timings, VerdictPart
 from gate.runner.evaluate import fold_cell, reproduce_command
+from gate.runner.loop import run_async
 from gate.runner.pool import make_workers, run_pool
 from gate.scoring import decide, overall_score, score_stages
 
@@ -56,7 +57,7 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
     if on_plan:
         on_plan(len(cells) * config.runs)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
-    pool = asyncio.run(run_pool(workers, cells, config.runs, invariants, baselines,
+    pool = run_async(run_pool(workers, cells, config.runs, invariants, baselines,
                                 _needs_reference(loaded, cells, invariants), on_progress))
     label = config_label or str(loaded.path)
     results = []
