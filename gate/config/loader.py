@@ -132,13 +132,22 @@ def _format_errors(exc: ValidationError, source: str, lines: dict) -> list[str]:
             message = f"required key '{err['loc'][-1]}' is missing"
             loc = loc if loc != tuple(err["loc"]) else loc[:-1]
         elif err["type"] == "union_tag_invalid":
-            from gate.contracts import INVARIANTS
-            tag = err.get("input", {}).get("type") if isinstance(err.get("input"), dict) else None
-            close = difflib.get_close_matches(str(tag), list(INVARIANTS), n=1)
-            message = f"unknown invariant type {tag!r}" + (f" (did you mean '{close[0]}'?)" if close else
-                                                           f" (known: {', '.join(sorted(INVARIANTS))})")
+            message = _unknown_tag(err)
         problems.append(f"{source}:{line}: {_dotted(loc)}: {message}")
     return problems
+
+
+def _unknown_tag(err: dict) -> str:
+    """'unknown fault kind ...' / 'unknown invariant type ...' with the nearest valid name."""
+    from gate.contracts import INVARIANTS
+    from gate.faults import FAULTS
+
+    field = str(err.get("ctx", {}).get("discriminator", "")).strip("'")
+    catalog, what = (FAULTS, "fault kind") if field == "kind" else (INVARIANTS, "invariant type")
+    tag = err["input"].get(field) if isinstance(err.get("input"), dict) else None
+    close = difflib.get_close_matches(str(tag), list(catalog), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(sorted(catalog))})"
+    return f"unknown {what} {tag!r}{hint}"
 
 
 def parse_yaml(text: str, source: str) -> tuple[Any, dict, Redactor, set[str]]:
