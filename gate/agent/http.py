@@ -7,15 +7,9 @@ never reroutes loopback traffic to the agent.
 
 from __future__ import annotations
 
-import functools
-import ssl
-
 import httpx
 
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    return ssl.create_default_context()
+from gate.transport.tls import tls_context
 
 
 def async_client(timeout: float | None = None) -> httpx.AsyncClient:

@@ -21,6 +21,7 @@ from gate.agent.process import AgentProcess, argv_of, free_port, tail
 from gate.agent.templates import render
 from gate.config.models import AgentConfig
 from gate.errors import HarnessError
+from gate.transport import WireClient
 
 
 class AgentInstance:
@@ -54,6 +55,7 @@ class AgentInstance:
 
     async def start(self) -> None:
         self.client = async_client()
+        self.wire = WireClient()
         if self.spec.start is not None:
             await self._spawn()
 
@@ -88,7 +90,7 @@ class AgentInstance:
         if self.spec.reset is None:
             return
         try:
-            status, body, _ = await send(self.client, self.spec.reset, self._ctx(**ctx))
+            status, body, _ = await send(self.wire, self.spec.reset, self._ctx(**ctx))
         except httpx.HTTPError as exc:
             raise HarnessError(f"agent reset request failed: {exc}") from None
         if status >= 400:
@@ -101,7 +103,7 @@ class AgentInstance:
             cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
             env = {**self._env(), **render(cmd.env, self._ctx(**ctx))}
             return await invoke_command(cmd, text, cwd, env, self.log_path, deadline)
-        outcome = await invoke_http(self.client, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline)
+        outcome = await invoke_http(self.wire, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline)
         return await self._check_crash(outcome)
 
     async def _check_crash(self, outcome: RawOutcome) -> RawOutcome:
@@ -128,3 +130,4 @@ class AgentInstance:
             self.process.stop()
         if self.client is not None:
             await self.client.aclose()
+            await self.wire.aclose()

@@ -20,6 +20,7 @@ import httpx
 from gate.agent.process import argv_of
 from gate.agent.templates import PathError, pick, render
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
+from gate.transport import WireClient, WireError
 
 MAX_OUTPUT_BYTES = 1 << 20
 
@@ -52,22 +53,31 @@ def extract_output(body: bytes, path: str) -> tuple[str | None, str, str]:
         return None, "bad_output_shape", str(exc)
 
 
-async def send(client: httpx.AsyncClient, spec: HttpRequestSpec, ctx: dict) -> tuple[int, bytes, bool]:
+async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[int, bytes, bool]:
     """(status, body up to the cap, flooded?)"""
-    kwargs = {"headers": render(spec.headers, ctx)}
+    headers = [(k.lower(), v) for k, v in render(spec.headers, ctx).items()]
+    body = b""
     if spec.body is not None and spec.method != "GET":
-        kwargs["json"] = render(spec.body, ctx)
-    async with client.stream(spec.method, render(spec.url, ctx), **kwargs) as resp:
-        chunks, size = [], 0
-        async for chunk in resp.aiter_bytes():
-            chunks.append(chunk)
+        body = json.dumps(render(spec.body, ctx), ensure_ascii=False).encode()
+        if not any(k == "content-type" for k, _ in headers):
+            headers.append(("content-type", "application/json"))
+    try:
+        status, _, chunks, close = await client.request(spec.method, render(spec.url, ctx), headers, body)
+    except WireError as exc:
+        raise httpx.ConnectError(str(exc)) from None
+    parts, size = [], 0
+    try:
+        async for chunk in chunks:
+            parts.append(chunk)
             size += len(chunk)
             if size > MAX_OUTPUT_BYTES:
-                return resp.status_code, b"".join(chunks)[:MAX_OUTPUT_BYTES], True
-        return resp.status_code, b"".join(chunks), False
+                return status, b"".join(parts)[:MAX_OUTPUT_BYTES], True
+    finally:
+        await close()
+    return status, b"".join(parts), False
 
 
-async def invoke_http(client: httpx.AsyncClient, spec: HttpInvoke, ctx: dict, deadline: float) -> RawOutcome:
+async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline: float) -> RawOutcome:
     started = time.monotonic()
     elapsed = lambda: (time.monotonic() - started) * 1000  # noqa: E731
     try:

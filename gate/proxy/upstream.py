@@ -8,7 +8,7 @@ headers are dropped; auth headers are forwarded as they are and never recorded.
 from __future__ import annotations
 
 from gate.proxy.exchange import HOP_BY_HOP, RequestInfo, UpstreamResponse
-from gate.proxy.wire import WireClient, WireError
+from gate.transport.wire import WireClient, WireError
 
 
 class UpstreamUnavailable(Exception):

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from gate.agent.http import tls_context
+from gate.transport.tls import tls_context
 
 READ_SIZE = 1 << 16
 
