@@ -1,0 +1,1 @@
+"""The GitHub Action's edges: inputs, workflow commands, the sticky comment, the run."""

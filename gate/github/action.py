@@ -1,0 +1,131 @@
+"""The container action from inputs to exit code: run the gate, then publish, then exit.
+
+Order matters: outputs, step summary, annotations and the PR comment are all
+written before the process exits with the verdict, so a red check always comes
+with its explanation. Config and harness errors are published the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from gate.errors import EXIT_ERROR, GateError
+from gate.github import workflow
+from gate.github.comment import MARKER, GitHubApi, upsert_comment
+from gate.github.event import pull_request
+from gate.github.inputs import read_inputs
+from gate.report import markdown, write_all
+
+
+def run_action(env=os.environ, out=None) -> int:
+    out = out or sys.stdout
+    try:
+        inputs = read_inputs(env)
+    except GateError as exc:
+        return _fail_early(str(exc), env, out)
+    if inputs.github_token:
+        workflow.mask(inputs.github_token, out)
+    workspace = Path(env.get("GITHUB_WORKSPACE", os.getcwd()))
+    workdir = (workspace / inputs.working_directory).resolve()
+    try:
+        report, loaded, paths = _run(inputs, workdir, out)
+    except GateError as exc:
+        return _fail_early(str(exc), env, out)
+    config_file = os.path.relpath(loaded.path, workspace)
+    _annotate(report, config_file, out)
+    final = _place(paths, inputs, workdir)
+    v = report.verdict
+    workflow.set_outputs({"score": "" if v.score is None else f"{v.score:.2f}", "verdict": v.verdict,
+                          "report": str(final["json"]), "junit": str(final["junit"])}, env)
+    summary = markdown.render(report, limit=markdown.SUMMARY_LIMIT - 2048)
+    notice = _comment(report, inputs, env, out)
+    if notice:
+        summary += f"\n> **Note:** {notice}\n"
+    workflow.append_summary(loaded.redactor.redact(summary), env)
+    return v.exit_code
+
+
+def _run(inputs, workdir: Path, out):
+    from gate.agent.reaper import install_signal_handlers
+    from gate.config import load_config
+    from gate.runner import run_gate
+
+    config_path = workdir / inputs.config
+    loaded = load_config(config_path, {"seed": inputs.seed, "runs": inputs.runs})
+    for value in loaded.redactor.values:
+        workflow.mask(value, out)
+    if inputs.min_score is not None:
+        loaded.config.gate.min_score = inputs.min_score
+    if inputs.fail_on:
+        loaded.config.gate.fail_on = inputs.fail_on
+    install_signal_handlers()
+    workflow.group("chaos-gate run", out)
+    try:
+        report = run_gate(loaded, config_label=inputs.config, output_dir=workdir / loaded.config.output.dir)
+    finally:
+        workflow.endgroup(out)
+    paths = write_all(report, workdir / loaded.config.output.dir, loaded.config.output, loaded.redactor.redact)
+    out.write(f"chaos-gate: {report.verdict.verdict.upper()} score "
+              f"{'n/a' if report.verdict.score is None else f'{report.verdict.score:.1f}'}\n")
+    return report, loaded, paths
+
+
+def _annotate(report, config_file: str, out) -> None:
+    """One ::error per breached critical invariant, on its line in the config."""
+    lines = {i.id: i.line for i in report.verdict.invariants}
+    for inv in report.verdict.invariants:
+        if inv.severity != "critical" or inv.breached == 0:
+            continue
+        cell = next(c for c in report.verdict.cells for b in c.breaches if b.id == inv.id)
+        message = next(b.message for b in cell.breaches if b.id == inv.id)
+        workflow.error(f"{inv.breached} cell(s) breach '{inv.id}', e.g. {cell.id}: {message}. "
+                       f"Reproduce: {cell.reproduce}", file=config_file, line=lines.get(inv.id) or 1,
+                       title=f"critical invariant {inv.id} breached", out=out)
+
+
+def _place(paths: dict, inputs, workdir: Path) -> dict:
+    final = dict(paths)
+    for key, wanted in (("json", inputs.report_path), ("junit", inputs.junit_path)):
+        if wanted:
+            target = workdir / wanted
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(paths[key], target)
+            final[key] = target
+    return final
+
+
+def _comment(report, inputs, env, out) -> str | None:
+    """Post or update the sticky comment; returns a notice for the summary when it could not."""
+    if not inputs.comment:
+        return None
+    pr = pull_request(env)
+    if pr is None:
+        workflow.notice("not a pull request: no PR comment; the report is in the step summary", out=out)
+        return None
+    if not inputs.github_token:
+        msg = "no github-token: no PR comment; the report is in the step summary"
+        workflow.notice(msg, out=out)
+        return msg
+    api = GitHubApi(env.get("GITHUB_API_URL", "https://api.github.com"), inputs.github_token)
+    try:
+        body = markdown.render(report, limit=markdown.COMMENT_LIMIT - len(MARKER) - 1, marker=MARKER)
+        result = upsert_comment(api, pr.repo, pr.number, body, inputs.comment_mode, inputs.comment_author)
+    finally:
+        api.close()
+    if result.posted:
+        out.write(f"chaos-gate: PR comment {result.action}: {result.url}\n")
+        return None
+    workflow.notice(result.notice, title="chaos-gate: no PR comment", out=out)
+    return result.notice
+
+
+def _fail_early(message: str, env, out) -> int:
+    workflow.error(message.splitlines()[0], title="chaos-gate could not run", out=out)
+    out.write(message + "\n")
+    workflow.set_outputs({"score": "", "verdict": "error", "report": "", "junit": ""}, env)
+    body = "## ⚠️ chaos-gate: **ERROR** — the gate could not run\n\n```\n" + message[:60_000] + "\n```\n"
+    workflow.append_summary(body, env)
+    return EXIT_ERROR

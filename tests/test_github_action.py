@@ -1,0 +1,166 @@
+"""The Action end to end in-process, against a local server speaking the GitHub REST API:
+inputs, outputs, step summary, annotations, sticky comment, forks, size limits."""
+
+import json
+import shutil
+
+import pytest
+
+from conftest import EXAMPLE
+from fake_github import FakeGitHub
+from gate.github.action import run_action
+from gate.github.comment import MARKER, GitHubApi, upsert_comment
+from gate.github.inputs import env_name, read_inputs
+
+REPO = "acme/agent"
+
+
+@pytest.fixture
+def github():
+    server = FakeGitHub()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    ws = tmp_path / "workspace"
+    shutil.copytree(EXAMPLE, ws / "agent")
+    return ws
+
+
+def action_env(tmp_path, workspace, github, token="ghs_app_token", pr=True, fork=False, **inputs):
+    event = tmp_path / "event.json"
+    head = "someone/agent" if fork else REPO
+    event.write_text(json.dumps({"pull_request": {"number": 7, "head": {"repo": {"full_name": head}}}}
+                                if pr else {"ref": "refs/heads/main"}))
+    env = {"GITHUB_WORKSPACE": str(workspace), "GITHUB_OUTPUT": str(tmp_path / "output"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_EVENT_PATH": str(event),
+           "GITHUB_API_URL": github.url, "GITHUB_REPOSITORY": REPO, "PATH": "/usr/bin:/bin",
+           env_name("config"): "chaos-gate.yaml", env_name("working-directory"): "agent",
+           env_name("github-token"): token, env_name("comment"): "true", env_name("comment-mode"): "update"}
+    import os
+    env["PATH"] = os.environ["PATH"]
+    for key, value in inputs.items():
+        env[env_name(key.replace("_", "-"))] = value
+    return env
+
+
+def outputs(tmp_path) -> dict:
+    return dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines() if "=" in line)
+
+
+class Out:
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def test_inputs_keep_hyphens():
+    env = {"INPUT_MIN-SCORE": "72.5", "INPUT_COMMENT": "false", "INPUT_FAIL-ON": "score", "INPUT_SEED": ""}
+    inputs = read_inputs(env)
+    assert (inputs.min_score, inputs.comment, inputs.fail_on, inputs.seed) == (72.5, False, "score", None)
+
+
+def test_first_run_creates_second_updates_the_same_comment(tmp_path, workspace, github):
+    env = action_env(tmp_path, workspace, github)
+    out = Out()
+    assert run_action(env, out) == 0
+    assert len(github.comments) == 1
+    first = next(iter(github.comments.values()))
+    assert first["body"].startswith(MARKER) and "chaos-gate: **PASS**" in first["body"]
+    assert run_action(env, Out()) == 0
+    assert len(github.comments) == 1 and ("PATCH", f"/repos/{REPO}/issues/comments/{first['id']}") in github.requests
+    got = outputs(tmp_path)
+    assert got["verdict"] == "pass" and float(got["score"]) >= 85
+    assert got["report"].endswith("report.json") and got["junit"].endswith("junit.xml")
+    assert (tmp_path / "summary.md").read_text().count("## ✅ chaos-gate: **PASS**") == 2
+    assert "::group::chaos-gate run" in out.text and "::endgroup::" in out.text
+    assert "::add-mask::ghs_app_token" in out.text
+
+
+def test_marker_in_another_users_comment_is_ignored(tmp_path, workspace, github):
+    planted = github.add((REPO, 7), MARKER + "\nI copied your marker", "mallory")
+    for n in range(120):  # our comment must be found past the first page
+        github.add((REPO, 7), f"chatter {n}", "bob")
+    env = action_env(tmp_path, workspace, github)
+    run_action(env, Out())
+    ours = [c for c in github.comments.values() if c["user"]["login"] == "github-actions[bot]"]
+    assert len(ours) == 1 and planted["body"] == MARKER + "\nI copied your marker"
+    run_action(env, Out())
+    assert len([c for c in github.comments.values() if c["user"]["login"] == "github-actions[bot]"]) == 1
+    assert any("page=2" in path for _, path in github.requests)
+
+
+def test_personal_token_owns_comments_by_its_login(tmp_path, workspace, github):
+    env = action_env(tmp_path, workspace, github, token="ghp_personal")
+    run_action(env, Out())
+    run_action(env, Out())
+    assert [c["user"]["login"] for c in github.comments.values()] == ["alice"]
+
+
+def test_fork_read_only_token_gives_notice_not_crash(tmp_path, workspace, github, monkeypatch):
+    env = action_env(tmp_path, workspace, github, token="ghs_read_only", fork=True)
+    out = Out()
+    assert run_action(env, out) == 0  # the exit code is the verdict's, not the comment's
+    assert github.comments == {}
+    assert "::notice title=chaos-gate%3A no PR comment::could not write the PR comment (HTTP 403)" in out.text
+    summary = (tmp_path / "summary.md").read_text()
+    assert "chaos-gate: **PASS**" in summary and "forks" in summary
+
+
+def test_not_a_pull_request(tmp_path, workspace, github):
+    out = Out()
+    assert run_action(action_env(tmp_path, workspace, github, pr=False), out) == 0
+    assert github.comments == {} and "not a pull request" in out.text
+
+
+def test_failing_gate_annotates_critical_breach_and_still_comments_first(tmp_path, workspace, github, monkeypatch):
+    monkeypatch.setenv("AGENT_MODE", "fragile")
+    env = action_env(tmp_path, workspace, github)
+    out = Out()
+    assert run_action(env, out) == 1
+    config = (workspace / "agent" / "chaos-gate.yaml").read_text().splitlines()
+    line = next(n for n, text in enumerate(config, 1) if "no-injected-reply" in text)
+    assert f"::error file=agent/chaos-gate.yaml,line={line},title=critical invariant no-injected-reply breached::" in out.text
+    assert "chaos-gate: **FAIL**" in next(iter(github.comments.values()))["body"]
+    assert outputs(tmp_path)["verdict"] == "fail"
+
+
+def test_overrides_and_copies(tmp_path, workspace, github, monkeypatch):
+    monkeypatch.setenv("AGENT_MODE", "fragile")
+    env = action_env(tmp_path, workspace, github, fail_on="never", junit_path="out/j.xml", report_path="out/r.json",
+                     comment="false")
+    assert run_action(env, Out()) == 0
+    assert (workspace / "agent" / "out" / "j.xml").exists() and (workspace / "agent" / "out" / "r.json").exists()
+    assert github.comments == {}
+
+
+def test_bad_config_is_published_as_an_error(tmp_path, workspace, github):
+    (workspace / "agent" / "chaos-gate.yaml").write_text("agent:\n  urll: x\ninputs: []\n")
+    out = Out()
+    assert run_action(action_env(tmp_path, workspace, github), out) == 2
+    assert "::error title=chaos-gate could not run::invalid config:" in out.text
+    assert "did you mean 'url'" in (tmp_path / "summary.md").read_text()
+    assert outputs(tmp_path)["verdict"] == "error"
+
+
+def test_100k_report_is_cut_to_fit_with_a_note(github):
+    from test_markdown import report_with
+
+    from gate.report import markdown
+
+    report = report_with([f"failure {n} " + "y" * 4000 for n in range(250)])
+    body = markdown.render(report, limit=markdown.COMMENT_LIMIT - len(MARKER) - 1, marker=MARKER, max_failures=250)
+    assert len(markdown.render(report, limit=10 ** 9, max_failures=250)) > 100_000
+    assert len(body) <= 65_536 and "trimmed to fit" in body
+    api = GitHubApi(github.url, "ghs_app_token")
+    result = upsert_comment(api, REPO, 9, body)
+    assert result.posted and len(next(iter(github.comments.values()))["body"]) <= 65_536
+    with pytest.raises(ValueError):
+        upsert_comment(api, REPO, 9, "x" * 70_000)
