@@ -31,6 +31,7 @@ class AgentInstance:
         self.log_path = log_dir / f"agent-{index}.log"
         self.extra_env = dict(extra_env or {})
         self.port: int | None = None
+        self.host = "127.0.0.1"
         self.process: AgentProcess | None = None
         self.client: httpx.AsyncClient | None = None
         self.startup_seconds = 0.0
@@ -40,7 +41,7 @@ class AgentInstance:
     def base_url(self) -> str:
         if self.spec.url:
             return self.spec.url.rstrip("/")
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def _ctx(self, **more) -> dict:
         return {"port": str(self.port or ""), "url": self.base_url, **more}
@@ -61,11 +62,14 @@ class AgentInstance:
 
     async def _spawn(self) -> None:
         start = self.spec.start
-        self.port = free_port()
-        cwd = (self.base_dir / start.cwd) if start.cwd else self.base_dir
-        self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path)
         began = time.monotonic()
-        self.process.spawn()
+        if start.docker is not None:
+            await self._spawn_container(start.docker)
+        else:
+            self.port = free_port()
+            cwd = (self.base_dir / start.cwd) if start.cwd else self.base_dir
+            self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path)
+            self.process.spawn()
         url = render(start.ready.url, self._ctx()) if start.ready.url else None
         if url is None and start.ready.log is None and self.spec.invoke.http is not None:
             url = self.base_url  # any answer on the port means it is listening
@@ -75,6 +79,20 @@ class AgentInstance:
             self.process.stop()
             raise
         self.startup_seconds += time.monotonic() - began
+
+    async def _spawn_container(self, spec) -> None:
+        from gate.agent.container import ContainerAgent, docker_client, image_for, placement
+
+        client = await asyncio.to_thread(docker_client)
+        where = await asyncio.to_thread(placement, client)
+        image = await image_for(client, spec, self.base_dir)
+        self.port = free_port() if where.mode == "host" else spec.port
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in self._env().items() if k not in os.environ or k in self.extra_env
+               or k == self.spec.start.port_env or k in self.spec.start.env}
+        self.process = ContainerAgent(client, image, spec, env, self.port, where, self.log_path)
+        await asyncio.to_thread(self.process.spawn)
+        self.host = await asyncio.to_thread(lambda: self.process.host)
 
     async def ensure_alive(self) -> None:
         if self.process is not None and not self.process.alive:
@@ -120,7 +138,7 @@ class AgentInstance:
             return outcome
         code = self.process.exit_code
         outcome = RawOutcome(None, "agent_crash", outcome.status, outcome.latency_ms,
-                             f"agent exited with code {code} during the cell; log tail:\n{tail(self.log_path, 1500)}")
+                             f"agent exited with code {code} during the cell; log tail:\n{self.process.log_tail()[-1500:]}")
         if self.spec.restart_on_crash:
             await self.restart()
         return outcome

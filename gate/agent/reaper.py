@@ -54,9 +54,24 @@ def kill_group(pgid: int, grace: float = 2.0) -> None:
     untrack(pgid)
 
 
+_cleanups: dict[str, object] = {}
+
+
+def track_cleanup(key: str, fn) -> None:
+    """Something other than a process group to undo on exit (a container, ...)."""
+    _cleanups[key] = fn
+
+
+def untrack_cleanup(key: str) -> None:
+    _cleanups.pop(key, None)
+
+
 def kill_all() -> None:
     for pgid in list(_groups):
         kill_group(pgid, grace=1.0)
+    for key, fn in list(_cleanups.items()):
+        fn()
+        _cleanups.pop(key, None)
 
 
 atexit.register(kill_all)

@@ -30,14 +30,42 @@ class ReadySpec(StrictModel):
     timeout: float = Field(default=30.0, gt=0, description="Startup deadline in seconds.")
 
 
-class StartSpec(StrictModel):
-    """Start the agent as a child process (its own process group, its own log file)."""
+class DockerBuild(StrictModel):
+    context: str = Field(default=".", description="Build context, relative to the config file.")
+    dockerfile: str = "Dockerfile"
+    args: dict[str, str] = Field(default_factory=dict, description="Build arguments.")
 
-    command: str | list[str] = Field(description="argv list, or a string run by /bin/sh.")
+
+class DockerStart(StrictModel):
+    """Run the agent in a container (docker SDK); removed on exit, on failure too."""
+
+    image: str | None = None
+    build: DockerBuild | None = None
+    command: str | list[str] | None = None
+    port: int = Field(default=8080, description="Port the agent listens on when it cannot share the host network.")
+
+    @model_validator(mode="after")
+    def _image_or_build(self):
+        if (self.image is None) == (self.build is None):
+            raise ValueError("set exactly one of 'image' or 'build'")
+        return self
+
+
+class StartSpec(StrictModel):
+    """Start the agent: a child process (own process group, own log file) or a container."""
+
+    command: str | list[str] | None = Field(default=None, description="argv list, or a string run by /bin/sh.")
+    docker: DockerStart | None = None
     cwd: str | None = Field(default=None, description="Relative to the config file.")
     env: dict[str, str] = Field(default_factory=dict)
     port_env: str = Field(default="PORT", description="Env var that hands each instance its free port.")
     ready: ReadySpec = Field(default_factory=ReadySpec)
+
+    @model_validator(mode="after")
+    def _command_or_docker(self):
+        if (self.command is None) == (self.docker is None):
+            raise ValueError("set exactly one of 'command' or 'docker'")
+        return self
 
 
 class HttpRequestSpec(StrictModel):

@@ -16,11 +16,11 @@ from gate.proxy.upstream import HttpUpstream, upstream_client
 
 
 class ProxyHook:
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, bind: str = "127.0.0.1", advertise: str | None = None):
         self.config = config
         self.client = None
         self.app = ProxyApp({})
-        self.server = ProxyServer(self.app)
+        self.server = ProxyServer(self.app, bind, advertise)
         self.last_run: RunState | None = None
 
     def env(self) -> dict[str, str]:
@@ -65,3 +65,16 @@ class ProxyHook:
 
 def needs_proxy(config: Config) -> bool:
     return bool(config.llm or config.tools)
+
+
+def proxy_factory(config: Config):
+    """One ProxyHook per worker, listening where the agent can reach it."""
+    bind, advertise = "127.0.0.1", None
+    start = config.agent.start
+    if start is not None and start.docker is not None:
+        from gate.agent.container import docker_client, placement
+
+        where = placement(docker_client())
+        if where.mode == "network":  # the agent is a sibling container: listen on our network address
+            bind, advertise = "0.0.0.0", where.own_ip
+    return lambda index: [ProxyHook(config, bind, advertise)]

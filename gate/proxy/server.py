@@ -13,19 +13,20 @@ import uvicorn
 
 
 class ProxyServer:
-    def __init__(self, app):
+    def __init__(self, app, bind: str = "127.0.0.1", advertise: str | None = None):
         self.app = app
+        self.advertise = advertise or bind
         # proto must be IPPROTO_TCP: asyncio only sets TCP_NODELAY on sockets that say so,
         # and without it every response pays a 40 ms Nagle + delayed-ACK stall.
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind((bind, 0))
         self.port = self.sock.getsockname()[1]
         self.server: uvicorn.Server | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.advertise}:{self.port}"
 
     async def start(self) -> None:
         config = uvicorn.Config(self.app, lifespan="off", log_level="warning", access_log=False,

@@ -18,7 +18,7 @@ from gate import __version__
 from gate.config import LoadedConfig
 from gate.contracts.output_checks import SimilarToBaseline
 from gate.errors import ConfigError
-from gate.proxy.hook import ProxyHook, needs_proxy
+from gate.proxy.hook import needs_proxy, proxy_factory
 from gate.plan import Cell, build_plan, invariants_of, select
 from gate.report.model import CellTiming, Counts, InvariantSummary, Report, RunInfo, Timings, VerdictPart
 from gate.runner.evaluate import fold_cell, reproduce_command
@@ -52,7 +52,7 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
     out_dir = Path(output_dir or loaded.base_dir / config.output.dir)
     workers_needed = max(1, min(config.concurrency, len(cells) * config.runs))
     if hook_factory is None and needs_proxy(config):
-        hook_factory = lambda index: [ProxyHook(config)]  # noqa: E731
+        hook_factory = proxy_factory(config)
     workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
     if on_plan:
         on_plan(len(cells) * config.runs)

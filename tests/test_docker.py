@@ -1,0 +1,158 @@
+"""With a real Docker engine: the agent started from an image by the gate, and the Action's
+image built from our Dockerfile and run the way GitHub runs a container action.
+
+`.ci/run` starts the engine and builds `local/python-base` (see .ci/docker-up.sh). Outside
+CI these tests skip when no engine is running; in CI a missing engine is a failure.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLE, ROOT, load_report
+from fake_github import FakeGitHub
+
+BASE = "local/python-base"
+
+
+def engine_ready() -> bool:
+    try:
+        ok = subprocess.run(["docker", "image", "inspect", BASE], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return ok
+
+
+@pytest.fixture(scope="module", autouse=True)
+def docker_engine():
+    if not engine_ready():
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide a Docker engine and local/python-base (.ci/docker-up.sh)")
+        pytest.skip("no Docker engine with local/python-base; run .ci/docker-up.sh")
+
+
+def leftover_agents() -> list[str]:
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.agent-chaos-gate.agent"],
+                         capture_output=True, text=True)
+    return out.stdout.split()
+
+
+@pytest.fixture(scope="module")
+def orders():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(ROOT / "examples/sdk_agent/orders_service.py")],
+                            env={**os.environ, "ORDERS_PORT": str(port)}, stdout=subprocess.PIPE, text=True)
+    proc.stdout.readline()
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait()
+
+
+def test_agent_from_docker_image_through_the_proxy(orders, tmp_path, monkeypatch):
+    from gate.cli import main
+
+    monkeypatch.setenv("ORDERS_URL", orders)
+    monkeypatch.setenv("BASE_IMAGE", BASE)
+    config = str(ROOT / "examples/sdk_agent/chaos-gate.docker.yaml")
+    monkeypatch.setenv("AGENT_BUGS", "")
+    assert main(["run", "-c", config, "-o", str(tmp_path / "sound"), "--quiet"]) == 0
+    sound = load_report(tmp_path / "sound")
+    steps = [s for c in sound["verdict"]["cells"] for s in c["runs"][0]["trace"]]
+    assert {"openai", "orders"} <= {s["target"] for s in steps}
+    assert "timeout_after_write" in {s["fault"] for s in steps}
+    monkeypatch.setenv("AGENT_BUGS", "double_write")
+    assert main(["run", "-c", config, "-o", str(tmp_path / "buggy"), "--quiet"]) == 1
+    cell = next(c for c in load_report(tmp_path / "buggy")["verdict"]["cells"] if c["scenario"] == "double_write")
+    assert "refund-once" in [b["id"] for b in cell["invariants"] if b["breached"]]
+    assert leftover_agents() == []
+
+
+@pytest.fixture(scope="module")
+def action_image():
+    tag = "agent-chaos-gate:ci"
+    build = subprocess.run(["docker", "build", "--network", "host", "--build-arg", f"BASE_IMAGE={BASE}", "-t", tag,
+                            str(ROOT)], capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    return tag
+
+
+def github_run(image: str, workspace: Path, files: Path, inputs: dict, extra: list[str] = (), env: dict = None):
+    """docker run as GitHub does for a container action."""
+    cmd = ["docker", "run", "--rm", "--workdir", "/github/workspace",
+           "-v", f"{workspace}:/github/workspace", "-v", f"{files}:/github/file_commands",
+           "-v", "/var/run/docker.sock:/var/run/docker.sock",
+           "-e", "GITHUB_WORKSPACE=/github/workspace", "-e", "GITHUB_OUTPUT=/github/file_commands/output",
+           "-e", "GITHUB_STEP_SUMMARY=/github/file_commands/summary.md",
+           "-e", "GITHUB_EVENT_PATH=/github/file_commands/event.json", "-e", "GITHUB_REPOSITORY=acme/agent",
+           "-e", "CI=true", *extra]
+    for key, value in {**(env or {})}.items():
+        cmd += ["-e", f"{key}={value}"]
+    for key, value in inputs.items():
+        cmd += ["-e", f"INPUT_{key.upper()}={value}"]
+    return subprocess.run(cmd + [image], capture_output=True, text=True, timeout=600)
+
+
+def test_action_image_runs_like_github(action_image, tmp_path):
+    github = FakeGitHub()
+    workspace, files = tmp_path / "ws", tmp_path / "files"
+    shutil.copytree(EXAMPLE, workspace / "agent")
+    files.mkdir()
+    (files / "event.json").write_text(json.dumps({"pull_request": {"number": 3,
+                                                                     "head": {"repo": {"full_name": "acme/agent"}}}}))
+    inputs = {"config": "chaos-gate.yaml", "working-directory": "agent", "github-token": "ghs_app_token",
+              "min-score": "85", "comment": "true", "comment-mode": "update", "junit-path": "results/junit.xml"}
+    try:
+        first = github_run(action_image, workspace, files, inputs, ["--network", "host"],
+                           {"GITHUB_API_URL": github.url})
+        assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+        second = github_run(action_image, workspace, files, inputs, ["--network", "host"],
+                            {"GITHUB_API_URL": github.url, "AGENT_MODE": "fragile"})
+        assert second.returncode == 1, second.stdout[-3000:]
+    finally:
+        github.close()
+    outputs = (files / "output").read_text()
+    assert "verdict=pass" in outputs and "verdict=fail" in outputs
+    assert "junit=/github/workspace/agent/results/junit.xml" in outputs
+    assert (workspace / "agent" / "results" / "junit.xml").exists()
+    summary = (files / "summary.md").read_text()
+    assert "chaos-gate: **PASS**" in summary and "chaos-gate: **FAIL**" in summary
+    assert "::error file=agent/chaos-gate.yaml,line=" in second.stdout and "::group::chaos-gate run" in second.stdout
+    comments = list(github.comments.values())
+    assert len(comments) == 1 and "chaos-gate: **FAIL**" in comments[0]["body"]  # created, then updated
+
+
+def test_gate_in_container_reaches_a_sibling_agent_container(action_image, tmp_path):
+    """GitHub's topology: the action container on a user-defined network, the host's docker
+    socket mounted, the agent started by the gate as a sibling container."""
+    network = f"chaos-gate-ci-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["docker", "network", "create", network], check=True, capture_output=True)
+    workspace, files = tmp_path / "ws", tmp_path / "files"
+    shutil.copytree(ROOT / "examples/sdk_agent", workspace / "agent")
+    config = (workspace / "agent" / "chaos-gate.docker.yaml").read_text()
+    config = config.split("tools:")[0] + "inputs:\n  - {id: hello, text: hello there}\nmutation: {enabled: false}\n" \
+        "contract:\n  invariants:\n    - {id: completes, type: completes, severity: critical}\n" \
+        "    - {id: answered, type: contains, value: help, severity: high}\n" \
+        "  scenarios:\n    - name: rate_limited\n      faults: [{kind: rate_limit, target: llm, on_calls: [1], retry_after: 0.2}]\n"
+    (workspace / "agent" / "gate.yaml").write_text(config)
+    files.mkdir()
+    (files / "event.json").write_text("{}")
+    try:
+        run = github_run(action_image, workspace, files, {"config": "gate.yaml", "working-directory": "agent"},
+                         ["--network", network], {"BASE_IMAGE": BASE})
+    finally:
+        subprocess.run(["docker", "network", "rm", network], capture_output=True)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    report = json.loads((workspace / "agent" / "chaos-gate-report" / "report.json").read_text())
+    faults = [s["fault"] for c in report["verdict"]["cells"] for s in c["runs"][0]["trace"] if s["fault"]]
+    assert faults == ["rate_limit"]
+    assert leftover_agents() == []
