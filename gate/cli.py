@@ -27,7 +27,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int)
     run.add_argument("--runs", type=int)
     run.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
+    run.add_argument("--shard", metavar="I/N", help="run the I-th of N balanced slices of the plan")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
+    merge.add_argument("reports", nargs="+", type=Path)
+    merge.add_argument("-c", "--config", default="chaos-gate.yaml")
+    merge.add_argument("-o", "--output-dir", type=Path)
+    merge.add_argument("--seed", type=int)
+    merge.add_argument("--quiet", action="store_true")
     val = sub.add_parser("validate", help="check a config file")
     val.add_argument("-c", "--config", default="chaos-gate.yaml")
     sub.add_parser("schema", help="print the config's JSON Schema")
@@ -47,13 +54,32 @@ def cmd_run(args, console: Console) -> int:
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     install_signal_handlers()
+    from gate.plan.shard import parse_shard
+
+    shard = parse_shard(args.shard) if args.shard else None
     with progress_bar(console) as (on_plan, on_progress):
         report = run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
-                          on_plan=on_plan, on_progress=on_progress)
+                          on_plan=on_plan, on_progress=on_progress, shard=shard)
     paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
     if not args.quiet:
         print_summary(report, console)
         console.print(f"reports: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
+    return report.verdict.exit_code
+
+
+def cmd_merge(args, console: Console) -> int:
+    from gate.config import load_config
+    from gate.report import write_all
+    from gate.report.terminal import print_summary
+    from gate.runner.merge import merge_reports
+
+    loaded = load_config(args.config, {"seed": args.seed})
+    report = merge_reports(loaded, args.reports)
+    out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
+    paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
+    if not args.quiet:
+        print_summary(report, console)
+        console.print(f"merged {len(args.reports)} report(s): {paths['json']}", highlight=False)
     return report.verdict.exit_code
 
 
@@ -88,7 +114,7 @@ def cmd_plan(args, console: Console) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "validate": cmd_validate, "schema": cmd_schema, "plan": cmd_plan}
+COMMANDS = {"run": cmd_run, "merge": cmd_merge, "validate": cmd_validate, "schema": cmd_schema, "plan": cmd_plan}
 
 
 def main(argv: list[str] | None = None) -> int:

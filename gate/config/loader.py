@@ -191,8 +191,9 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
         problems = _format_errors(exc, str(path), lines)
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems), problems) from None
     _check_profiles(config, path, lines)
-    # How the run is executed (parallelism, where files go) is not part of what is judged.
-    judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output"})
+    # How the run is executed (parallelism, where files go) is not part of what is judged,
+    # and the seed is kept apart (reports carry it on its own), so a digest names a shape.
+    judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output", "seed"})
     digest = hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
     return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest)
 

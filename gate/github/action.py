@@ -53,6 +53,8 @@ def _run(inputs, workdir: Path, out):
     from gate.config import load_config
     from gate.runner import run_gate
 
+    from gate.plan.shard import parse_shard
+
     config_path = workdir / inputs.config
     loaded = load_config(config_path, {"seed": inputs.seed, "runs": inputs.runs})
     for value in loaded.redactor.values:
@@ -62,9 +64,18 @@ def _run(inputs, workdir: Path, out):
     if inputs.fail_on:
         loaded.config.gate.fail_on = inputs.fail_on
     install_signal_handlers()
-    workflow.group("chaos-gate run", out)
+    workflow.group("chaos-gate merge" if inputs.merge else "chaos-gate run", out)
     try:
-        report = run_gate(loaded, config_label=inputs.config, output_dir=workdir / loaded.config.output.dir)
+        if inputs.merge:
+            from gate.runner.merge import merge_reports
+
+            found = sorted(p for p in workdir.glob(inputs.reports) if loaded.config.output.dir not in p.parts)
+            out.write(f"merging {len(found)} shard report(s): {', '.join(map(str, found))}\n")
+            report = merge_reports(loaded, found)
+        else:
+            shard = parse_shard(inputs.shard) if inputs.shard else None
+            report = run_gate(loaded, config_label=inputs.config, output_dir=workdir / loaded.config.output.dir,
+                              shard=shard)
     finally:
         workflow.endgroup(out)
     paths = write_all(report, workdir / loaded.config.output.dir, loaded.config.output, loaded.redactor.redact)
@@ -101,6 +112,8 @@ def _comment(report, inputs, env, out) -> str | None:
     """Post or update the sticky comment; returns a notice for the summary when it could not."""
     if not inputs.comment:
         return None
+    if inputs.shard:
+        return None  # only the merge step comments; a shard writes its step summary only
     pr = pull_request(env)
     if pr is None:
         workflow.notice("not a pull request: no PR comment; the report is in the step summary", out=out)

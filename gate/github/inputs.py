@@ -62,6 +62,9 @@ class ActionInputs:
     report_path: str | None = None
     fail_on: str | None = None
     working_directory: str = "."
+    shard: str | None = None
+    merge: bool = False
+    reports: str = "**/report.json"
 
 
 def read_inputs(env=os.environ) -> ActionInputs:
@@ -78,4 +81,7 @@ def read_inputs(env=os.environ) -> ActionInputs:
         report_path=raw("report-path", env),
         fail_on=raw("fail-on", env) and _choice("fail-on", raw("fail-on", env), ("critical", "score", "never"), ""),
         working_directory=raw("working-directory", env) or ".",
+        shard=raw("shard", env),
+        merge=_bool("merge", raw("merge", env), False),
+        reports=raw("reports", env) or "**/report.json",
     )

@@ -148,10 +148,17 @@ class Timings(BaseModel):
     cells: list[CellTiming]
 
 
+class ShardInfo(BaseModel):
+    index: int
+    total: int
+
+
 class RunInfo(BaseModel):
     tool_version: str
     concurrency: int
     selected: list[str] | None = None
+    shard: ShardInfo | None = None
+    plan: list[str] = Field(default_factory=list, description="Every cell id of the whole plan, in order.")
 
 
 class Report(BaseModel):

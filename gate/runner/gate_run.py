@@ -20,7 +20,9 @@ from gate.contracts.output_checks import SimilarToBaseline
 from gate.errors import ConfigError
 from gate.proxy.hook import needs_proxy, proxy_factory
 from gate.plan import Cell, build_plan, invariants_of, select
-from gate.report.model import CellTiming, Counts, InvariantSummary, Report, RunInfo, Timings, VerdictPart
+from gate.plan.shard import shard_of
+from gate.report.model import (CellTiming, Counts, InvariantSummary, Report, RunInfo, ShardInfo, Timings,
+                               VerdictPart)
 from gate.runner.evaluate import fold_cell, reproduce_command
 from gate.runner.loop import run_async
 from gate.runner.pool import make_workers, run_pool
@@ -34,19 +36,26 @@ def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dic
             if similar & set(c.invariants) and inputs[c.input_id].baseline is None}
 
 
-def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders: dict | None = None) -> list[Cell]:
-    cells = select(build_plan(loaded.config, stage_builders=stage_builders, base_dir=loaded.base_dir), only)
+def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders: dict | None = None,
+             shard: tuple[int, int] | None = None) -> tuple[list[Cell], list[Cell]]:
+    """(the whole plan, the cells to run here)."""
+    whole = build_plan(loaded.config, stage_builders=stage_builders, base_dir=loaded.base_dir)
+    cells = select(whole, only)
+    if shard is not None:
+        chosen = set(cells)
+        cells = [c for c in shard_of(whole, shard[0], shard[1], loaded.config.runs) if c in chosen]
     if only and not cells:
         raise ConfigError(f"--only {' '.join(only)}: no cell of {loaded.path.name} has that id "
                           f"(list them with `chaos-gate plan -c {loaded.path.name}`)")
-    return cells
+    return whole, cells
 
 
 def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir: Path | None = None,
              config_label: str | None = None, on_progress: Callable[[], None] | None = None,
-             on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None) -> Report:
+             on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None,
+             shard: tuple[int, int] | None = None) -> Report:
     config = loaded.config
-    cells = plan_for(loaded, only, stage_builders)
+    whole, cells = plan_for(loaded, only, stage_builders, shard)
     invariants = {inv.id: inv for inv in invariants_of(config)}
     baselines = {i.id: i.baseline for i in config.inputs if i.baseline is not None}
     out_dir = Path(output_dir or loaded.base_dir / config.output.dir)
@@ -73,8 +82,11 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
-    return assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
-                    concurrency=len(workers), only=only)
+    report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
+                      concurrency=len(workers), only=only)
+    report.run.plan = [c.id for c in whole]
+    report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None
+    return report
 
 
 def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only) -> Report:
