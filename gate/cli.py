@@ -28,6 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--runs", type=int)
     run.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
     run.add_argument("--shard", metavar="I/N", help="run the I-th of N balanced slices of the plan")
+    run.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
     merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
     merge.add_argument("reports", nargs="+", type=Path)
@@ -35,6 +36,30 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("-o", "--output-dir", type=Path)
     merge.add_argument("--seed", type=int)
     merge.add_argument("--quiet", action="store_true")
+    rep = sub.add_parser("replay", help="turn failures and traces into replayable sessions")
+    rsub = rep.add_subparsers(dest="replay_command", required=True)
+    exp = rsub.add_parser("export", help="failing cells of a report -> session files")
+    exp.add_argument("--from", dest="source", type=Path, required=True)
+    exp.add_argument("--cell")
+    exp.add_argument("-c", "--config")
+    exp.add_argument("-o", "--output-dir", type=Path, default=Path("sessions"))
+    imp = rsub.add_parser("import", help="exported LangSmith runs -> session files")
+    imp.add_argument("--langsmith", type=Path, required=True)
+    imp.add_argument("--llm-target", default="openai")
+    imp.add_argument("-o", "--output-dir", type=Path, default=Path("sessions"))
+    pin = sub.add_parser("pin", help="add failing cells to the seed corpus")
+    pin.add_argument("cells", nargs="*", metavar="CELL_ID")
+    pin.add_argument("-c", "--config", default="chaos-gate.yaml")
+    pin.add_argument("--from", dest="source", type=Path, help="a report: pin its failing cells (or the ones named)")
+    pin.add_argument("--seed", type=int)
+    repro = sub.add_parser("reproduce", help="rerun exactly one cell and print its trace as a timeline")
+    repro.add_argument("cell")
+    repro.add_argument("-c", "--config", default="chaos-gate.yaml")
+    repro.add_argument("--seed", type=int)
+    sw = sub.add_parser("sweep", help="run chaos and contract stages under N derived seeds")
+    sw.add_argument("-c", "--config", default="chaos-gate.yaml")
+    sw.add_argument("--seeds", type=int, default=10)
+    sw.add_argument("--pin", action="store_true")
     val = sub.add_parser("validate", help="check a config file")
     val.add_argument("-c", "--config", default="chaos-gate.yaml")
     sub.add_parser("schema", help="print the config's JSON Schema")
@@ -59,12 +84,67 @@ def cmd_run(args, console: Console) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     with progress_bar(console) as (on_plan, on_progress):
         report = run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
-                          on_plan=on_plan, on_progress=on_progress, shard=shard)
+                          on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record)
     paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
     if not args.quiet:
         print_summary(report, console)
         console.print(f"reports: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
     return report.verdict.exit_code
+
+
+def cmd_replay(args, console: Console) -> int:
+    from gate.replay import commands
+    from gate.replay.session import write_session
+
+    if args.replay_command == "export":
+        paths = commands.export(args.source, args.output_dir, args.cell, args.config)
+        for path in paths:
+            console.print(f"wrote {path}", highlight=False)
+        console.print(f"{len(paths)} session(s) exported", highlight=False)
+        return 0
+    from gate.replay.langsmith import import_langsmith
+
+    sessions = import_langsmith(args.langsmith, args.llm_target)
+    for session in sessions:
+        console.print(f"wrote {write_session(session, args.output_dir)}", highlight=False)
+    return 0
+
+
+def cmd_pin(args, console: Console) -> int:
+    from gate.config import load_config
+    from gate.replay import commands
+
+    loaded = load_config(args.config, {"seed": args.seed})
+    seed, ids, reasons = loaded.config.seed, list(args.cells), {}
+    if args.source:
+        report = commands.load_report(args.source)
+        seed = report.verdict.seed
+        failing = {c.id: c.reason for c in report.verdict.cells if c.status == "fail"}
+        ids = ids or list(failing)
+        reasons = failing
+    if not ids:
+        console.print("nothing to pin", highlight=False)
+        return 0
+    added = commands.pin(loaded, ids, seed, reasons)
+    console.print(f"pinned {len(added)} cell(s) in {loaded.base_dir / loaded.config.replay.pins}", highlight=False)
+    return 0
+
+
+def cmd_reproduce(args, console: Console) -> int:
+    from gate.config import load_config
+    from gate.replay import commands
+
+    loaded = load_config(args.config, {"seed": args.seed})
+    return commands.reproduce(loaded, args.cell, args.config, console)
+
+
+def cmd_sweep(args, console: Console) -> int:
+    from gate.config import load_config
+    from gate.replay import commands
+
+    loaded = load_config(args.config)
+    failing = commands.sweep(loaded, args.seeds, args.config, console, args.pin)
+    return 1 if failing else 0
 
 
 def cmd_merge(args, console: Console) -> int:
@@ -114,7 +194,8 @@ def cmd_plan(args, console: Console) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "merge": cmd_merge, "validate": cmd_validate, "schema": cmd_schema, "plan": cmd_plan}
+COMMANDS = {"run": cmd_run, "merge": cmd_merge, "replay": cmd_replay, "pin": cmd_pin, "reproduce": cmd_reproduce,
+            "sweep": cmd_sweep, "validate": cmd_validate, "schema": cmd_schema, "plan": cmd_plan}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,6 +54,8 @@ CASES = {
     "state": ({"url": "http://127.0.0.1:9/refunds", "json_path": "$.refunds", "count": 1},
               Observation(output="x", reason="ok", state={"t-state": {"status": 200, "body": '{"refunds": [1]}'}}),
               Observation(output="x", reason="ok", state={"t-state": {"status": 200, "body": '{"refunds": [1, 2]}'}})),
+    "replay_matches": ({}, traced(llm(1), step(2)),
+                       traced(llm(1), step(2, fault="replay_miss", extra={"diff": "- a\n+ b"}))),
     "similar_to_baseline": ({"threshold": 0.6},
                             ok("Your refund for order 1234 is started", baseline="Refund for order 1234 started"),
                             ok("The weather is nice today", baseline="Refund for order 1234 started")),

@@ -12,6 +12,7 @@ $AGENT_BUGS plants resilience bugs (comma-separated), each one a real-world mist
   accept_truncated   a stream without a finish reason is taken as complete
   obey_injection     follows instructions found in tool output
   no_tool_timeout    calls tools with no timeout
+  extra_lookup       (a behaviour change, not a bug) looks the order up before refunding
 """
 
 import hashlib
@@ -104,6 +105,8 @@ def ask(messages):
 
 
 def refund(args, key):
+    if "extra_lookup" in BUGS:
+        httpx.get(f"{ORDERS}/orders/{args.get('order_id')}", timeout=2.0)
     headers = {} if "double_write" in BUGS else {"idempotency-key": key}
     timeout = None if "no_tool_timeout" in BUGS else 2.0
     for attempt in range(2):

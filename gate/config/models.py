@@ -159,6 +159,7 @@ class MutationConfig(StrictModel):
 
 
 class ContractConfig(StrictModel):
+    baseline: bool = Field(default=True, description="Run every input once without faults (the matrix's first row).")
     invariants: list[Invariant] = Field(default_factory=list)
     scenarios: list[Scenario] = Field(
         default_factory=list, description="Named fault sets; with the fault-free baseline they form the matrix.")
@@ -171,6 +172,14 @@ class ContractConfig(StrictModel):
                 raise ValueError(f"duplicate invariant id {inv.id!r}")
             seen.add(inv.id)
         return self
+
+
+class ReplayConfig(StrictModel):
+    sessions: list[str] = Field(default_factory=list, description="Session files or globs, relative to this file.")
+    contracts: dict[str, list[Invariant]] = Field(
+        default_factory=dict, description="Named contracts a session can ask for with `contract: name`.")
+    allow_unexpected: bool = Field(default=False, description="Do not fail a session on a request it lacks.")
+    pins: str = Field(default="chaos-gate.pins.yaml", description="The seed corpus file, relative to this file.")
 
 
 class StageWeights(StrictModel):
@@ -211,6 +220,7 @@ class Config(StrictModel):
     tools: list[ToolUpstream] = Field(default_factory=list, description="Tool services the agent calls, proxied.")
     sim: SimConfig = Field(default_factory=SimConfig)
     chaos: ChaosConfig = Field(default_factory=ChaosConfig)
+    replay: ReplayConfig = Field(default_factory=ReplayConfig)
     profiles_dir: str | None = Field(default=None, description="Extra directory of profile YAML files.")
     runs: int = Field(default=1, ge=1, le=100, description="Repetitions of each cell.")
     concurrency: int = Field(default=1, ge=1, le=64, description="Agent instances run in parallel.")

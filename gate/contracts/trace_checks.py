@@ -171,3 +171,18 @@ class State(InvariantBase):
             return Verdict(ok, f"{self.json_path} {'contains' if ok else 'lacks'} {self.contains!r}")
         ok = value == self.equals
         return Verdict(ok, f"{self.json_path} is {json.dumps(value)[:80]} (expected {json.dumps(self.equals)[:80]})")
+
+
+@register
+class ReplayMatches(InvariantBase):
+    """Every request of a replayed session was in its recording (added to replay cells)."""
+
+    kind = "trace"
+    type: Literal["replay_matches"] = "replay_matches"
+
+    def check(self, obs):
+        misses = [e for e in obs.trace if e.fault == "replay_miss"]
+        if misses:
+            e = misses[0]
+            return Verdict(False, f"unexpected request {e.describe()}: {e.extra.get('diff', '')}"[:1500])
+        return Verdict(True, "every request was in the recording")

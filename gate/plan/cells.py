@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from gate.config.models import Config
 from gate.contracts import InvariantBase
 from gate.contracts.outcome_checks import Completes
+from gate.contracts.trace_checks import ReplayMatches
 from gate.mutation import Preserve, mutate
 from gate.plan.seeds import derive_seed
 
@@ -32,6 +33,7 @@ class Cell:
     scenario: str = BASELINE
     invariants: tuple[str, ...] = ()
     faults: tuple = field(default=(), compare=False, hash=False, repr=False)
+    session: object = field(default=None, compare=False, hash=False, repr=False)
 
     def facts(self) -> dict[str, str | None]:
         """What `when` conditions match against."""
@@ -44,11 +46,23 @@ def invariants_of(config: Config) -> list[InvariantBase]:
     declared = list(config.contract.invariants)
     if not any(inv.type == "completes" for inv in declared):
         declared.append(Completes(id="completes", severity="high"))
+    if config.replay.sessions and not config.replay.allow_unexpected:
+        declared.append(ReplayMatches(id="replay-matches", severity="critical", when={"stage": "replay"}))
+    for contract in config.replay.contracts.values():
+        declared.extend(contract)
     return declared
 
 
-def _applicable(config: Config, facts: dict) -> tuple[str, ...]:
-    return tuple(inv.id for inv in invariants_of(config) if inv.applies_to(facts))
+def _contract_ids(config: Config) -> set[str]:
+    return {inv.id for invs in config.replay.contracts.values() for inv in invs}
+
+
+def _applicable(config: Config, facts: dict, session=None) -> tuple[str, ...]:
+    """Invariants whose `when` matches; a replay contract only for the sessions that name it."""
+    own = {inv.id for inv in config.replay.contracts.get(getattr(session, "contract", None) or "", [])}
+    named = _contract_ids(config)
+    return tuple(inv.id for inv in invariants_of(config)
+                 if inv.applies_to(facts) and (inv.id not in named or inv.id in own))
 
 
 def _scenario_cells(config: Config, stage: str, scenarios: list[tuple[str, tuple]]) -> list[dict]:
@@ -61,7 +75,8 @@ def _scenario_cells(config: Config, stage: str, scenarios: list[tuple[str, tuple
 
 
 def _contract_cells(config: Config, resolve) -> list[dict]:
-    scenarios = [(BASELINE, ())] + [(s.name, resolve(s)) for s in config.contract.scenarios]
+    scenarios = [(BASELINE, ())] if config.contract.baseline else []
+    scenarios += [(s.name, resolve(s)) for s in config.contract.scenarios]
     return _scenario_cells(config, "contract", scenarios)
 
 
@@ -90,6 +105,31 @@ def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
     return cells
 
 
+def _replay_cells(config: Config, base_dir) -> list[dict]:
+    from pathlib import Path
+
+    from gate.replay.session import read_session
+
+    base = Path(base_dir or ".")
+    paths = []
+    for pattern in config.replay.sessions:
+        import glob
+
+        joined = str(base / pattern)  # an absolute pattern stays absolute
+        found = [Path(p) for p in sorted(glob.glob(joined, recursive=True))] if any(ch in pattern for ch in "*?[") \
+            else ([Path(joined)] if Path(joined).exists() else [])
+        if not found:
+            from gate.errors import ConfigError
+            raise ConfigError(f"replay.sessions: {pattern!r} matches no session file under {base}")
+        paths.extend(p for p in found if p not in paths)
+    cells = []
+    for path in paths:
+        session = read_session(path)
+        cells.append(dict(stage="replay", input_id=session.input_id, text=session.input, original_text=session.input,
+                          scenario="replay", session=session, id=f"replay/{session.id}"))
+    return cells
+
+
 def scenario_resolver(config: Config, base_dir=None):
     """name or Scenario -> its faults (profiles expanded), for the plan."""
     from gate.faults.profiles import resolve, search_dirs
@@ -112,7 +152,8 @@ def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_buil
     resolve = scenario_resolver(config, base_dir)
     builders = {"contract": lambda c: _contract_cells(c, resolve),
                 "mutation": lambda c: _mutation_cells(c, extra_mutators),
-                "chaos": lambda c: _chaos_cells(c, resolve), **(stage_builders or {})}
+                "chaos": lambda c: _chaos_cells(c, resolve),
+                "replay": lambda c: _replay_cells(c, base_dir), **(stage_builders or {})}
     raw: list[dict] = []
     for stage in ("contract", "mutation", "chaos", "replay"):
         if stage in builders:
@@ -127,7 +168,7 @@ def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_buil
 def _with_invariants(config: Config, cell: Cell) -> Cell:
     from dataclasses import replace
 
-    return replace(cell, invariants=_applicable(config, cell.facts()))
+    return replace(cell, invariants=_applicable(config, cell.facts(), cell.session))
 
 
 def select(cells: list[Cell], only: list[str] | None) -> list[Cell]:

@@ -21,8 +21,10 @@ from gate.proxy.upstream import UpstreamUnavailable
 class RunState:
     """Everything the proxy keeps for one run of one cell."""
 
-    def __init__(self, schedule: Schedule | None):
+    def __init__(self, schedule: Schedule | None, replay=None, record: bool = False):
         self.schedule = schedule
+        self.replay = replay  # a ReplayBook: answer from the recording, never forward
+        self.record = record
         self.trace: list[TraceEntry] = []
         self.t0 = time.monotonic()
         self.over = asyncio.Event()
@@ -72,12 +74,16 @@ class ProxyApp:
         if run is not None:
             run.calls[route.name] = entry.call = run.calls.get(route.name, 0) + 1
             run.trace.append(entry)
+            if run.record:
+                entry.request_body = body
         decision = None
         if run is not None and run.schedule is not None and route.faultable(info):
             decision = run.schedule.decide(info)
         ex = Exchange(info, headers, body, send, route.upstream, entry, state)
         try:
-            if decision is not None:
+            if run is not None and run.replay is not None:
+                await _serve_recorded(run.replay, info, body, ex)
+            elif decision is not None:
                 entry.fault = decision.fault.label()
                 await decision.fault.apply(ex)
             else:
@@ -116,3 +122,30 @@ async def _plain(send, status: int, doc: dict) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
+    from gate.replay.session import request_doc
+
+    recorded = book.take(info, ex.entry.body_digest)
+    if recorded is None:
+        ex.entry.fault = "replay_miss"
+        ex.entry.extra["diff"] = book.explain_miss(info, request_doc(body))
+        ex.note("not in the recording")
+        await ex.respond_json(502, error_body(info.provider, 502, "chaos-gate replay: request not in the recording"))
+        return
+    ex.entry.fault = recorded.fault
+    if recorded.status is None:
+        await ex.abort("dropped, as recorded")
+    events = recorded.events
+    if events is None and info.stream and recorded.kind == "llm" and recorded.status == 200:
+        from gate.proxy.sim import completion_as_stream
+
+        events = completion_as_stream(recorded.body, info.provider)  # imported JSON, streaming agent
+    if events is not None:
+        await ex.start(recorded.status, content_type="text/event-stream")
+        for event in events:
+            await ex.write(event.encode())
+        await ex.finish()
+        return
+    await ex.respond(recorded.status, recorded.body.encode(), content_type=recorded.content_type)

@@ -101,6 +101,7 @@ class Exchange:
         if length is not None:
             pairs.append(("content-length", str(length)))
         self.entry.status = status
+        self.entry.content_type = next((v for k, v in pairs if k.lower() == "content-type"), "")
         self.started = True
         await self._send({"type": "http.response.start", "status": status,
                           "headers": [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in pairs]})
@@ -108,6 +109,8 @@ class Exchange:
     async def write(self, data: bytes) -> None:
         if data:
             self.entry.bytes_out += len(data)
+            if self.run.record:
+                self.entry.response_chunks.append(data)
             await self._send({"type": "http.response.body", "body": data, "more_body": True})
 
     async def finish(self) -> None:

@@ -16,8 +16,10 @@ from gate.proxy.upstream import HttpUpstream, upstream_client
 
 
 class ProxyHook:
-    def __init__(self, config: Config, bind: str = "127.0.0.1", advertise: str | None = None):
+    def __init__(self, config: Config, bind: str = "127.0.0.1", advertise: str | None = None,
+                 record_dir=None, redact=lambda s: s):
         self.config = config
+        self.record_dir, self.redact = record_dir, redact
         self.client = None
         self.app = ProxyApp({})
         self.server = ProxyServer(self.app, bind, advertise)
@@ -45,8 +47,12 @@ class ProxyHook:
         await self.server.start()
 
     async def begin(self, cell, run: int) -> None:
+        from gate.replay.book import ReplayBook
+
         schedule = Schedule(tuple(cell.faults), cell.seed, cell.id, run) if cell.faults else None
-        self.app.current = RunState(schedule)
+        session = getattr(cell, "session", None)
+        book = ReplayBook(session) if session is not None else None
+        self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
 
     async def end(self, cell, run: int, obs) -> None:
         state = self.app.current
@@ -56,6 +62,10 @@ class ProxyHook:
         state.over.set()
         self.last_run = state
         obs.trace = list(state.trace)
+        if state.record:
+            from gate.replay.recorder import record_session
+
+            record_session(cell, obs, state.trace, self.record_dir, self.redact)
 
     async def stop(self) -> None:
         await self.server.stop()
@@ -67,7 +77,7 @@ def needs_proxy(config: Config) -> bool:
     return bool(config.llm or config.tools)
 
 
-def proxy_factory(config: Config):
+def proxy_factory(config: Config, record_dir=None, redact=lambda s: s):
     """One ProxyHook per worker, listening where the agent can reach it."""
     bind, advertise = "127.0.0.1", None
     start = config.agent.start
@@ -77,4 +87,4 @@ def proxy_factory(config: Config):
         where = placement(docker_client())
         if where.mode == "network":  # the agent is a sibling container: listen on our network address
             bind, advertise = "0.0.0.0", where.own_ip
-    return lambda index: [ProxyHook(config, bind, advertise)]
+    return lambda index: [ProxyHook(config, bind, advertise, record_dir, redact)]

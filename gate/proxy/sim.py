@@ -173,3 +173,24 @@ def _static(status, doc) -> UpstreamResponse:
     async def chunks():
         yield json.dumps(doc).encode()
     return UpstreamResponse(status, [("content-type", "application/json")], chunks())
+
+
+class _Chunking:
+    chunk_chars = 16
+
+
+def completion_as_stream(body: str, provider: str) -> list[str] | None:
+    """An OpenAI chat completion (e.g. imported from a trace) re-served as an SSE stream."""
+    try:
+        doc = json.loads(body)
+        message = doc["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    call = None
+    if message.get("tool_calls"):
+        fn = message["tool_calls"][0]["function"]
+        call = {"name": fn["name"], "arguments": json.loads(fn.get("arguments") or "{}")}
+    request = {"model": doc.get("model", "imported"), "stream": True}
+    maker = anthropic_response if provider == "anthropic" else openai_response
+    parts, _ = maker(_Chunking, request, message.get("content") or "", call)
+    return [p.decode() for p in parts]

@@ -32,6 +32,10 @@ class TraceEntry:
     end_ms: float | None = None
     call: int = 0  # n-th call to this target in the run
     extra: dict = field(default_factory=dict)
+    # kept only while recording a session:
+    request_body: bytes = b""
+    response_chunks: list = field(default_factory=list)
+    content_type: str = ""
 
     def describe(self) -> str:
         what = self.tool or self.model or ""

@@ -56,6 +56,16 @@ def outcome_tally(report: Report) -> str:
     return "**Outcomes:** " + ", ".join(f"`{inline(k, 60)}` × {n}" for k, n in tally.items())
 
 
+def pins(report: Report) -> str:
+    """Pinned regressions: cells that failed before, run first on every run."""
+    if not report.verdict.pins:
+        return ""
+    icon = {"pass": "✅ fixed", "fail": "❌ still failing", "error": "⚠️ error", "missing": "❓ cell no longer exists",
+            "config_changed": "❓ config changed shape since pinned"}
+    rows = [[f"`{inline(p.id, 70)}`", p.seed, icon.get(p.status, p.status)] for p in report.verdict.pins]
+    return "### Pinned regressions\n\n" + _table(rows, ["cell", "seed", "now"])
+
+
 def matrix(report: Report) -> str:
     """Scenarios (rows) × invariants (columns): ✅ all cells hold, ❌ some breach, · not checked."""
     cells = [c for c in report.verdict.cells if c.stage in ("contract", "chaos")]
@@ -122,8 +132,8 @@ def failure_detail(cell: CellResult, timing=None) -> str:
 def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, marker: str = "") -> str:
     """The full report if it fits, else failures only, else trimmed with a note."""
     failures = worst(report)
-    sections = [header(report), stages_table(report), invariants_table(report), outcome_tally(report),
-                matrix(report)]
+    sections = [header(report), pins(report), stages_table(report), invariants_table(report),
+                outcome_tally(report), matrix(report)]
     timing = {t.id: t for t in report.timings.cells}
     details = [failure_detail(c, timing.get(c.id)) for c in failures[:max_failures]]
     if len(failures) > max_failures:
@@ -131,7 +141,7 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     full = _join(marker, sections, details)
     if len(full) <= limit:
         return full
-    compact = _join(marker, [header(report), stages_table(report)], details)
+    compact = _join(marker, [header(report), pins(report), stages_table(report)], details)
     if len(compact) <= limit:
         return compact
     note = "\n\n_Report trimmed to fit GitHub's size limit; the full report is in report.json._"

@@ -114,6 +114,13 @@ class Counts(BaseModel):
     flaky: int
 
 
+class PinStatus(BaseModel):
+    id: str
+    seed: int
+    cell: str | None = None
+    status: str  # pass | fail | error | missing | config_changed
+
+
 class VerdictPart(BaseModel):
     verdict: VerdictName
     exit_code: int
@@ -128,6 +135,7 @@ class VerdictPart(BaseModel):
     stages: list[StageScore]
     invariants: list[InvariantSummary]
     outcome_tally: dict[str, int]
+    pins: list[PinStatus] = Field(default_factory=list)
     cells: list[CellResult]
 
 

@@ -21,7 +21,7 @@ from gate.errors import ConfigError
 from gate.proxy.hook import needs_proxy, proxy_factory
 from gate.plan import Cell, build_plan, invariants_of, select
 from gate.plan.shard import shard_of
-from gate.report.model import (CellTiming, Counts, InvariantSummary, Report, RunInfo, ShardInfo, Timings,
+from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, Report, RunInfo, ShardInfo, Timings,
                                VerdictPart)
 from gate.runner.evaluate import fold_cell, reproduce_command
 from gate.runner.loop import run_async
@@ -50,18 +50,34 @@ def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders
     return whole, cells
 
 
+def _with_pins(loaded: LoadedConfig, whole, cells, stage_builders):
+    """Pinned cells first (under their own seeds), then the rest of the plan."""
+    from gate.replay.pins import pinned_cells
+
+    def build(seed):
+        return build_plan(loaded.config.model_copy(update={"seed": seed}), stage_builders=stage_builders,
+                          base_dir=loaded.base_dir)
+
+    first, statuses = pinned_cells(loaded, whole, build)
+    ids = {c.id for c in first}
+    return first + [c for c in cells if c.id not in ids], statuses
+
+
 def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir: Path | None = None,
              config_label: str | None = None, on_progress: Callable[[], None] | None = None,
              on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None,
-             shard: tuple[int, int] | None = None) -> Report:
+             shard: tuple[int, int] | None = None, record_dir: Path | None = None) -> Report:
     config = loaded.config
     whole, cells = plan_for(loaded, only, stage_builders, shard)
+    pins: list[dict] = []
+    if not only and (shard is None or shard[0] == 1):
+        cells, pins = _with_pins(loaded, whole, cells, stage_builders)
     invariants = {inv.id: inv for inv in invariants_of(config)}
     baselines = {i.id: i.baseline for i in config.inputs if i.baseline is not None}
     out_dir = Path(output_dir or loaded.base_dir / config.output.dir)
     workers_needed = max(1, min(config.concurrency, len(cells) * config.runs))
     if hook_factory is None and needs_proxy(config):
-        hook_factory = proxy_factory(config)
+        hook_factory = proxy_factory(config, record_dir, loaded.redactor.redact)
     workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
     if on_plan:
         on_plan(len(cells) * config.runs)
@@ -85,6 +101,11 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                       concurrency=len(workers), only=only)
     report.run.plan = [c.id for c in whole]
+    status = {c.id: c.status for c in results}
+    report.verdict.pins = [PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins]
+    if report.verdict.verdict != "pass" and any(p.status == "fail" for p in report.verdict.pins):
+        report.verdict.reasons.append("a pinned regression fails again: " +
+                                      ", ".join(p.id for p in report.verdict.pins if p.status == "fail"))
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None
     return report
 

@@ -1,0 +1,1 @@
+"""Replay: recorded sessions, served back hermetically; export, import, pins, sweeps."""
