@@ -7,16 +7,15 @@ an agent would; only the runner around it is left out.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from pydantic import TypeAdapter
 
 from gate.config.chaos import Fault
 from gate.config.models import Config
 from gate.proxy.hook import ProxyHook
+from httpkit import JsonHandler, serve
 
 SIM = {
     "rules": [
@@ -44,34 +43,18 @@ class ToolServer:
         self.hits: list[tuple[str, str, bytes]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *a):
-                pass
-
-            def _reply(self, doc, status=200):
-                body = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(JsonHandler):
             def do_GET(self):
                 outer.hits.append(("GET", self.path, b""))
-                self._reply({"order_id": self.path.rsplit("/", 1)[-1], "status": "delivered",
-                             "items": [{"sku": "blue-widget", "price": 19.99}]})
+                self.reply(200, {"order_id": self.path.rsplit("/", 1)[-1], "status": "delivered",
+                                 "items": [{"sku": "blue-widget", "price": 19.99}]})
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 outer.hits.append(("POST", self.path, body))
-                self._reply({"refund_id": f"rf_{len(outer.hits)}", "status": "refunded"})
+                self.reply(200, {"refund_id": f"rf_{len(outer.hits)}", "status": "refunded"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, self.url = serve(Handler)
 
     def close(self):
         self.server.shutdown()

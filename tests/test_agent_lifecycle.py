@@ -1,14 +1,13 @@
 """The agent lifecycle against real subprocesses over real loopback HTTP."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 import uuid
 
-from conftest import AGENTS, load_report, planted_agent_block, write_config
+from conftest import AGENTS, planted_agent_block, write_config
 from gate.config import load_config
 from gate.runner import run_gate
 

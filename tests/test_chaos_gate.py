@@ -3,18 +3,13 @@ anthropic SDKs) behind the gate's proxy, its planted bugs, determinism, reproduc
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 
 import pytest
 
 from conftest import ROOT, load_report
+from httpkit import start_orders
 from gate.cli import main
-from gate.config import load_config
-from gate.report import verdict_json
-from gate.runner import run_gate
 
 SDK = ROOT / "examples" / "sdk_agent"
 CONFIG = SDK / "chaos-gate.yaml"
@@ -22,13 +17,8 @@ CONFIG = SDK / "chaos-gate.yaml"
 
 @pytest.fixture(scope="module")
 def orders():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(SDK / "orders_service.py")], env={**os.environ, "ORDERS_PORT": str(port)},
-                            stdout=subprocess.PIPE, text=True)
-    assert "orders service" in proc.stdout.readline()
-    yield f"http://127.0.0.1:{port}"
+    proc, url = start_orders(ROOT)
+    yield url
     proc.terminate()
     proc.wait()
 

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from conftest import EXAMPLE, ROOT, load_report
 from fake_github import FakeGitHub
+from httpkit import start_orders
 
 BASE = "local/python-base"
 
@@ -45,15 +45,8 @@ def leftover_agents() -> list[str]:
 
 @pytest.fixture(scope="module")
 def orders():
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(ROOT / "examples/sdk_agent/orders_service.py")],
-                            env={**os.environ, "ORDERS_PORT": str(port)}, stdout=subprocess.PIPE, text=True)
-    proc.stdout.readline()
-    yield f"http://127.0.0.1:{port}"
+    proc, url = start_orders(ROOT)
+    yield url
     proc.terminate()
     proc.wait()
 

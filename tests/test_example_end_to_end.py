@@ -1,6 +1,5 @@
 """The bundled example, end to end through the real CLI: verdicts, determinism, JUnit."""
 
-import shutil
 
 import pytest
 from junitparser import Error, Failure, JUnitXml

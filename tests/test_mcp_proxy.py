@@ -2,12 +2,11 @@
 methods pass through, the session header survives, JSON and SSE answers both work."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
+from httpkit import JsonHandler, serve
 from proxy_harness import ProxyHarness, ToolServer
 
 
@@ -19,15 +18,9 @@ class McpServer:
         self.sessions_seen: list[str | None] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *a):
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self):
-                msg = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                msg = self.json_body()
                 outer.sessions_seen.append(self.headers.get("mcp-session-id"))
                 method, rid = msg.get("method"), msg.get("id")
                 if method == "initialize":
@@ -42,16 +35,11 @@ class McpServer:
                 doc = {"jsonrpc": "2.0", "id": rid, "result": result}
                 use_sse = "text/event-stream" in self.headers.get("accept", "") and method == "tools/call"
                 body = (f"event: message\ndata: {json.dumps(doc)}\n\n" if use_sse else json.dumps(doc)).encode()
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream" if use_sse else "application/json")
-                self.send_header("mcp-session-id", "sess-42")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(200, body, "text/event-stream" if use_sse else "application/json",
+                           {"mcp-session-id": "sess-42"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, base = serve(Handler)
+        self.url = base + "/mcp"
 
 
 @pytest.fixture(scope="module")

@@ -3,27 +3,20 @@
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 
 import pytest
 import yaml
 
 from conftest import EXAMPLE, ROOT, load_report
+from httpkit import start_orders as _start_orders
 from gate.cli import main
 
 SDK = ROOT / "examples" / "sdk_agent"
 
 
 def start_orders():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(SDK / "orders_service.py")], env={**os.environ, "ORDERS_PORT": str(port)},
-                            stdout=subprocess.PIPE, text=True)
-    proc.stdout.readline()
-    return proc, f"http://127.0.0.1:{port}"
+    return _start_orders(ROOT)
 
 
 def replay_config(tmp_path, sessions_glob: str, contract: str | None = None) -> str:

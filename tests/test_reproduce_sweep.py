@@ -1,6 +1,5 @@
 """`chaos-gate reproduce` prints the failing cell's timeline; `sweep` finds failing seeds and pins them."""
 
-import os
 import sys
 
 import pytest

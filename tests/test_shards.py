@@ -1,6 +1,5 @@
 """Sharding the plan across a CI matrix and merging the shards back into one verdict."""
 
-import json
 
 import pytest
 

@@ -17,7 +17,7 @@ import httpx
 
 from gate.agent.http import async_client
 from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
-from gate.agent.process import AgentProcess, argv_of, free_port, tail
+from gate.agent.process import AgentProcess, argv_of, free_port
 from gate.agent.templates import render
 from gate.config.models import AgentConfig
 from gate.errors import HarnessError

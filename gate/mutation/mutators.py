@@ -8,12 +8,13 @@ then picks another kind, deterministically). No mutator needs a model or a netwo
 from __future__ import annotations
 
 import base64
+import random
 from typing import Callable
 
 from gate.mutation.phrases import CODE_SWITCH, EMOJI, FILLERS_AFTER, FILLERS_BEFORE, INJECTIONS, PADDING, ROLEPLAY
 from gate.mutation.text import GuardedText, splice
 
-Mutator = Callable[[GuardedText, "random.Random"], "str | None"]  # noqa: F821
+Mutator = Callable[[GuardedText, random.Random], "str | None"]
 MUTATORS: dict[str, Mutator] = {}
 DEFAULT_WEIGHTS: dict[str, float] = {}
 

@@ -7,7 +7,6 @@ holds or aborts through this class, which also keeps the trace entry honest
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any, AsyncIterator

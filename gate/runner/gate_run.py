@@ -8,7 +8,6 @@ attachments), so this file does not change when they arrive.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import datetime, timezone
 from pathlib import Path

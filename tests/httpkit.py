@@ -1,0 +1,50 @@
+"""Small real HTTP servers for tests: a JSON request handler base and a background server."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real services do
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status: int, doc, content_type: str = "application/json", headers: dict | None = None):
+        body = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def json_body(self):
+        return json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+
+
+def serve(handler) -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def start_orders(root: Path):
+    """The SDK example's orders service on a free port: (process, base URL)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(root / "examples/sdk_agent/orders_service.py")],
+                            env={**os.environ, "ORDERS_PORT": str(port)}, stdout=subprocess.PIPE, text=True)
+    assert "orders service" in proc.stdout.readline()
+    return proc, f"http://127.0.0.1:{port}"
