@@ -72,10 +72,11 @@ def main() -> None:
     os.environ.update(ORDERS_URL=f"http://127.0.0.1:{port}", PROVIDER="openai")
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            loaded = load_config(config_file(Path(tmp)))
+            path = config_file(Path(tmp))
             print(f"{'agent':<20} {'seeds':>5} {'distinct failing schedules':>27} {'time s':>8}")
             for bug in args.bugs.split(","):
                 os.environ["AGENT_BUGS"] = "" if bug == "none" else bug
+                loaded = load_config(path)  # ${AGENT_BUGS} expands at load time
                 began = time.perf_counter()
                 found = schedules(loaded, args.seeds)
                 print(f"{bug:<20} {args.seeds:>5} {len(found):>27} {time.perf_counter() - began:>8.1f}")
