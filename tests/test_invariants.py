@@ -56,6 +56,11 @@ CASES = {
               Observation(output="x", reason="ok", state={"t-state": {"status": 200, "body": '{"refunds": [1, 2]}'}})),
     "replay_matches": ({}, traced(llm(1), step(2)),
                        traced(llm(1), step(2, fault="replay_miss", extra={"diff": "- a\n+ b"}))),
+    "world_state": ({"world": "shop", "record": "refund", "where": {"order": "1234"}, "count": 1},
+                    Observation(output="x", reason="ok", state={"world:shop": {"refund": {
+                        "r1": {"id": "r1", "order": "1234"}, "r2": {"id": "r2", "order": "9"}}}}),
+                    Observation(output="x", reason="ok", state={"world:shop": {"refund": {
+                        "r1": {"id": "r1", "order": "1234"}, "r2": {"id": "r2", "order": "1234"}}}})),
     "similar_to_baseline": ({"threshold": 0.6},
                             ok("Your refund for order 1234 is started", baseline="Refund for order 1234 started"),
                             ok("The weather is nice today", baseline="Refund for order 1234 started")),

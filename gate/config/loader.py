@@ -191,6 +191,7 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
         problems = _format_errors(exc, str(path), lines)
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems), problems) from None
     _check_profiles(config, path, lines)
+    _check_worlds(config, path, lines)
     # How the run is executed (parallelism, where files go) is not part of what is judged,
     # and the seed is kept apart (reports carry it on its own), so a digest names a shape.
     judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output", "seed"})
@@ -210,3 +211,15 @@ def _check_profiles(config: Config, path: Path, lines: dict) -> None:
     for loc, name in refs:
         line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
         resolve(name, dirs, f"{path}:{line}: {_dotted(loc)}: ")
+
+
+def _check_worlds(config: Config, path: Path, lines: dict) -> None:
+    from gate.worlds.model import check_world
+
+    problems = []
+    for i, world in enumerate(config.worlds):
+        for loc, message in check_world(world, ("worlds", i)):
+            line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
+            problems.append(f"{path}:{line}: {_dotted(loc)}: {message}")
+    if problems:
+        raise ConfigError("invalid world:\n  " + "\n  ".join(problems), problems)

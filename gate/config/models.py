@@ -15,6 +15,7 @@ from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, Too
 from gate.contracts import INVARIANTS
 from gate.contracts.base import StrictModel
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
+from gate.worlds.model import World
 
 Stage = Literal["mutation", "chaos", "contract", "replay"]
 STAGES: tuple[str, ...] = ("mutation", "chaos", "contract", "replay")
@@ -221,6 +222,7 @@ class Config(StrictModel):
     sim: SimConfig = Field(default_factory=SimConfig)
     chaos: ChaosConfig = Field(default_factory=ChaosConfig)
     replay: ReplayConfig = Field(default_factory=ReplayConfig)
+    worlds: list[World] = Field(default_factory=list, description="Fake stateful tool services served by the gate.")
     profiles_dir: str | None = Field(default=None, description="Extra directory of profile YAML files.")
     runs: int = Field(default=1, ge=1, le=100, description="Repetitions of each cell.")
     concurrency: int = Field(default=1, ge=1, le=64, description="Agent instances run in parallel.")
@@ -233,7 +235,7 @@ class Config(StrictModel):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"duplicate input ids: {', '.join(dupes)}")
-        names = [u.name for u in self.llm] + [t.name for t in self.tools]
+        names = [u.name for u in self.llm] + [t.name for t in self.tools] + [w.name for w in self.worlds]
         clash = sorted({n for n in names if names.count(n) > 1})
         if clash:
             raise ValueError(f"duplicate upstream names: {', '.join(clash)}")

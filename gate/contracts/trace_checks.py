@@ -186,3 +186,34 @@ class ReplayMatches(InvariantBase):
             e = misses[0]
             return Verdict(False, f"unexpected request {e.describe()}: {e.extra.get('diff', '')}"[:1500])
         return Verdict(True, "every request was in the recording")
+
+
+@register
+class WorldState(InvariantBase):
+    """After the cell: the world's records of a type, filtered by `where`, satisfy the check."""
+
+    kind = "state"
+    type: Literal["world_state"] = "world_state"
+    world: str
+    record: str = Field(description="Record type.")
+    where: dict[str, Any] = Field(default_factory=dict, description="Field values the records must have.")
+    count: int | None = None
+    equals: dict[str, Any] | None = Field(default=None, description="Every matching record has these values.")
+    none: bool = Field(default=False, description="No record matches.")
+
+    def check(self, obs):
+        tables = obs.state.get(f"world:{self.world}")
+        if tables is None:
+            return Verdict(False, f"no world named {self.world!r} in this run")
+        rows = [r for r in (tables.get(self.record) or {}).values()
+                if all(str(r.get(k)) == str(v) for k, v in self.where.items())]
+        what = f"{self.record} where {self.where}" if self.where else self.record
+        if self.none:
+            return Verdict(not rows, f"{len(rows)} {what} record(s) (expected none)")
+        if self.count is not None:
+            return Verdict(len(rows) == self.count, f"{len(rows)} {what} record(s) (expected {self.count})")
+        if self.equals is not None:
+            bad = [r for r in rows if any(str(r.get(k)) != str(v) for k, v in self.equals.items())]
+            return Verdict(bool(rows) and not bad,
+                           f"{len(bad)} of {len(rows)} {what} record(s) differ from {self.equals}")
+        return Verdict(bool(rows), f"{len(rows)} {what} record(s)")

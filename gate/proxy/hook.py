@@ -31,6 +31,10 @@ class ProxyHook:
             env[llm.env_var] = f"{self.server.url}/llm/{llm.name}"
         for tool in self.config.tools:
             env[tool.env] = f"{self.server.url}/tool/{tool.name}"
+        for world in self.config.worlds:
+            env[world.env] = f"{self.server.url}/tool/{world.name}"
+            if world.mcp_env:
+                env[world.mcp_env] = f"{self.server.url}/tool/{world.name}-mcp"
         return env
 
     async def start(self) -> None:
@@ -43,6 +47,14 @@ class ProxyHook:
         for tool in self.config.tools:
             provider = "mcp" if tool.kind == "mcp" else "http"
             routes[("tool", tool.name)] = Route("tool", tool.name, provider, HttpUpstream(tool.upstream, self.client))
+        from gate.worlds.serve import WorldUpstream
+
+        self.worlds = {}
+        for world in self.config.worlds:
+            upstream = self.worlds[world.name] = WorldUpstream(world, self.config.seed)
+            routes[("tool", world.name)] = Route("tool", world.name, "http", upstream)
+            if world.mcp_env:
+                routes[("tool", f"{world.name}-mcp")] = Route("tool", f"{world.name}-mcp", "mcp", upstream)
         self.app.routes = routes
         await self.server.start()
 
@@ -52,7 +64,9 @@ class ProxyHook:
         schedule = Schedule(tuple(cell.faults), cell.seed, cell.id, run) if cell.faults else None
         session = getattr(cell, "session", None)
         book = ReplayBook(session) if session is not None else None
-        self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
+        state = self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
+        for upstream in getattr(self, "worlds", {}).values():
+            upstream.reset(lambda: state.clock_offset)  # fresh state per run; the clock moves with latency
 
     async def end(self, cell, run: int, obs) -> None:
         state = self.app.current
@@ -62,6 +76,8 @@ class ProxyHook:
         state.over.set()
         self.last_run = state
         obs.trace = list(state.trace)
+        for name, upstream in getattr(self, "worlds", {}).items():
+            obs.state[f"world:{name}"] = upstream.state.snapshot()
         if state.record:
             from gate.replay.recorder import record_session
 
@@ -74,7 +90,7 @@ class ProxyHook:
 
 
 def needs_proxy(config: Config) -> bool:
-    return bool(config.llm or config.tools)
+    return bool(config.llm or config.tools or config.worlds)
 
 
 def proxy_factory(config: Config, record_dir=None, redact=lambda s: s):

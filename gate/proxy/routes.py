@@ -26,7 +26,8 @@ class Route:
         if self.kind == "llm" and isinstance(doc, dict):
             info.model = doc.get("model") if isinstance(doc.get("model"), str) else None
             info.stream = bool(doc.get("stream"))
-        elif self.provider == "mcp" and isinstance(doc, dict):
+        elif self.provider == "mcp":
+            doc = doc if isinstance(doc, dict) else {}
             info.rpc_method = doc.get("method")
             info.rpc_id = doc.get("id")
             if info.rpc_method == "tools/call":

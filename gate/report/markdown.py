@@ -125,6 +125,11 @@ def failure_detail(cell: CellResult, timing=None) -> str:
         if run.trace:
             times = timing.trace_ms[run.run] if timing and run.run < len(timing.trace_ms) else None
             parts += ["", f"Trace of run {run.run}:", "", timeline(run, times)]
+        if run.state:
+            import json
+
+            parts += ["", "Final world state:", "", code_block(json.dumps(run.state, indent=1, sort_keys=True), 1500,
+                                                                "json")]
     parts += ["", "Reproduce:", "", code_block(cell.reproduce, 400, "sh"), "", "</details>"]
     return "\n".join(parts)
 

@@ -52,6 +52,7 @@ class RunResult(BaseModel):
     error: str | None = None
     checks: list[CheckResult] = Field(default_factory=list)
     trace: list[TraceStep] = Field(default_factory=list)
+    state: dict | None = Field(default=None, description="Final world state (kept for failing runs).")
 
 
 class InvariantOutcome(BaseModel):

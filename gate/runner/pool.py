@@ -92,8 +92,11 @@ class Worker:
         checks = check_run(invariants, obs)
         steps = [trace_step(e) for e in obs.trace]
         times = [(e.start_ms, e.end_ms, e.bytes_out) for e in obs.trace]
+        worlds = {k[6:]: v for k, v in obs.state.items() if k.startswith("world:")}
+        failed = not all(c.passed for c in checks)
         return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
-                         detail=raw.detail, checks=checks, trace=steps), raw.latency_ms, times
+                         detail=raw.detail, checks=checks, trace=steps,
+                         state=worlds if worlds and failed else None), raw.latency_ms, times
 
     async def _probe_state(self, invariants: list[InvariantBase], obs: Observation) -> None:
         for inv in invariants:
