@@ -65,12 +65,48 @@ def measure(cells: int, latency_ms: int, concurrency: int) -> dict:
             "cpu_ms_per_cell": cpu * 1000 / n}
 
 
+def floor(cells: int, latency_ms: int, concurrency: int) -> float:
+    """The same requests from a bare asyncio client (no gate): what the agents alone cost."""
+    import asyncio
+    import os
+    import subprocess
+
+    from gate.agent.process import free_port
+    from gate.transport import WireClient
+
+    ports = [free_port() for _ in range(concurrency)]
+    procs = [subprocess.Popen([sys.executable, str(AGENT)], stdout=subprocess.DEVNULL,
+                              env={**os.environ, "PORT": str(p), "BEHAVIOUR": "slow", "SLOW_MS": str(latency_ms)})
+             for p in ports]
+    time.sleep(1.0)
+
+    async def drive():
+        client = WireClient()
+
+        async def worker(port, n):
+            for _ in range(n):
+                _, _, chunks, close = await client.request("POST", f"http://127.0.0.1:{port}/chat",
+                                                           [("content-type", "application/json")], b'{"input": "x"}')
+                async for _ in chunks:
+                    pass
+                await close()
+        began = time.perf_counter()
+        await asyncio.gather(*(worker(p, cells // concurrency) for p in ports))
+        return time.perf_counter() - began
+    try:
+        return asyncio.run(drive())
+    finally:
+        for p in procs:
+            p.terminate()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cells", type=int, default=1000)
     ap.add_argument("--latency-ms", type=int, default=50)
     args = ap.parse_args()
     rows = [measure(args.cells, args.latency_ms, k) for k in (1, 8)]
+    floors = {k: floor(args.cells, args.latency_ms, k) for k in (1, 8)}
     print(f"{'K':>3} {'cells':>6} {'cells part s':>13} {'ideal s':>9} {'ratio':>7}")
     for r in rows:
         print(f"{r['k']:>3} {r['cells']:>6} {r['cells_part']:>13.2f} {r['ideal']:>9.2f} "
@@ -79,6 +115,10 @@ def main() -> None:
         print(f"agent start-up at K={r['k']}: {r['startup']:.2f} s (not part of the cells' time); "
               f"gate CPU {r['cpu_ms_per_cell']:.2f} ms per cell")
     print(f"speed-up K=8 vs K=1: {rows[0]['cells_part'] / rows[1]['cells_part']:.2f}x (ideal 8x)")
+    for r in rows:
+        f = floors[r["k"]]
+        print(f"floor at K={r['k']} (bare client, same agents, no gate): {f:.2f} s = {f / r['ideal']:.3f}x ideal; "
+              f"the gate adds {r['cells_part'] / f:.3f}x on top")
 
 
 if __name__ == "__main__":
