@@ -41,11 +41,13 @@ class ToolServer:
 
     def __init__(self):
         self.hits: list[tuple[str, str, bytes]] = []
+        self.headers_seen: list[dict] = []
         outer = self
 
         class Handler(JsonHandler):
             def do_GET(self):
                 outer.hits.append(("GET", self.path, b""))
+                outer.headers_seen.append(dict(self.headers))
                 self.reply(200, {"order_id": self.path.rsplit("/", 1)[-1], "status": "delivered",
                                  "items": [{"sku": "blue-widget", "price": 19.99}]})
 

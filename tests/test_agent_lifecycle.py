@@ -147,3 +147,18 @@ def test_sigterm_stops_every_agent_process(tmp_path):
     assert gate.wait(timeout=15) != 0
     time.sleep(0.2)
     assert pids_with(tag) == []
+
+
+def test_secret_printed_by_the_agent_is_redacted_from_logs_and_reports(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_API_TOKEN", "tok-very-secret-123")
+    extra = ', AGENT_API_TOKEN: "${AGENT_API_TOKEN}"'
+    path = write_config(tmp_path, planted_agent_block("crash_on", extra_env=extra).replace(
+        "planted.py')", "planted.py')") + inputs_block("CRASH"))
+    # the planted agent prints its environment's token when it crashes: make it do so
+    text = path.read_text().replace("BEHAVIOUR: crash_on", "BEHAVIOUR: crash_on, LEAK: '1'")
+    path.write_text(text)
+    report = run_gate(load_config(path), output_dir=tmp_path / "out")
+    dump = report.model_dump_json()
+    logs = "".join(p.read_text() for p in (tmp_path / "out" / "logs").glob("*.log"))
+    assert "***AGENT_API_TOKEN***" in logs and "tok-very-secret-123" not in logs
+    assert "tok-very-secret-123" not in dump and "***AGENT_API_TOKEN***" in dump

@@ -260,3 +260,12 @@ def test_match_on_method_path_and_model(proxy, tool):
 def test_unknown_route_is_a_clear_404(proxy):
     resp = httpx.get(proxy.base + "/nope/x")
     assert resp.status_code == 404 and "no upstream at /nope/x" in resp.text
+
+
+def test_auth_headers_are_forwarded_but_never_recorded(proxy, tool):
+    proxy.begin()
+    resp = httpx.get(proxy.env["ORDERS_URL"] + "/orders/5", headers={"authorization": "Bearer tool-secret-xyz"})
+    trace = proxy.end()
+    assert resp.status_code == 200
+    assert tool.headers_seen[-1].get("authorization") == "Bearer tool-secret-xyz"
+    assert "tool-secret-xyz" not in repr(vars(trace[0]))

@@ -164,3 +164,29 @@ def test_100k_report_is_cut_to_fit_with_a_note(github):
     assert result.posted and len(next(iter(github.comments.values()))["body"]) <= 65_536
     with pytest.raises(ValueError):
         upsert_comment(api, REPO, 9, "x" * 70_000)
+
+
+def test_comment_mode_new_posts_each_run(tmp_path, workspace, github):
+    env = action_env(tmp_path, workspace, github, comment_mode="new")
+    run_action(env, Out())
+    run_action(env, Out())
+    assert len(github.comments) == 2
+
+
+def test_shards_write_summaries_only_and_merge_comments(tmp_path, workspace, github):
+    for i in (1, 2):
+        env = action_env(tmp_path, workspace, github, shard=f"{i}/2")
+        env["GITHUB_STEP_SUMMARY"] = str(tmp_path / f"summary{i}.md")
+        assert run_action(env, Out()) == 0
+        assert github.comments == {}  # shard steps never comment
+        assert "chaos-gate: **PASS**" in (tmp_path / f"summary{i}.md").read_text()
+        report = workspace / "agent" / "chaos-gate-report" / "report.json"
+        (workspace / "agent" / "shards" / str(i)).mkdir(parents=True)
+        shutil.copy(report, workspace / "agent" / "shards" / str(i) / "report.json")
+    out = Out()
+    env = action_env(tmp_path, workspace, github, merge="true", reports="shards/*/report.json")
+    assert run_action(env, out) == 0
+    assert "merging 2 shard report(s)" in out.text
+    assert len(github.comments) == 1 and "chaos-gate: **PASS**" in next(iter(github.comments.values()))["body"]
+    (workspace / "agent" / "shards" / "2" / "report.json").unlink()
+    assert run_action(env, Out()) == 2  # a missing shard is an error, never a pass

@@ -138,3 +138,30 @@ def test_bad_world_files_are_rejected_with_line_and_fix(tmp_path):
     assert ":11: worlds[0].types.order.fields.customer.ref: ref to unknown record type 'custmer' " \
            "(did you mean 'customer'?)" in bad(tmp_path, CUSTOMER="{ref: custmer}")
     assert ":15: worlds[0].seed.rows.order[1]: duplicate order id '1': ids must be unique" in bad(tmp_path, SECOND="1")
+
+
+def custom_discount(state, args):
+    """A custom world operation (used by the test below, imported by name)."""
+    order = state.tables["order"][args["id"]]
+    order["total"] = round(order["total"] * 0.9, 2)
+    return order
+
+
+def test_custom_operation_runs_only_when_allowed(tmp_path):
+    body = f"""
+agent: {{url: "http://127.0.0.1:9", invoke: {{http: {{url: "{{{{url}}}}"}}}}}}
+inputs: [{{id: a, text: x}}]
+worlds:
+  - name: shop
+    env: SHOP_URL
+    ALLOW
+    types: {{order: {{fields: {{id: str, total: float}}}}}}
+    seed: {{rows: {{order: [{{id: "1", total: 10.0}}]}}}}
+    operations:
+      discount: {{op: custom, function: "test_worlds:custom_discount"}}
+"""
+    with pytest.raises(ConfigError, match=r":10: worlds\[0\].operations.discount: custom operations run Python"):
+        load_config(write_config(tmp_path, body.replace("ALLOW", "")))
+    world = load_config(write_config(tmp_path, body.replace("ALLOW", "allow_code: true"), "b.yaml")).config.worlds[0]
+    state = WorldState(world, 1)
+    assert state.run("discount", {"id": "1"})["total"] == 9.0

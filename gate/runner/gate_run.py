@@ -106,7 +106,19 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
         report.verdict.reasons.append("a pinned regression fails again: " +
                                       ", ".join(p.id for p in report.verdict.pins if p.status == "fail"))
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None
+    _redact_logs(out_dir / "logs", loaded.redactor)
     return report
+
+
+def _redact_logs(log_dir: Path, redactor) -> None:
+    """The agents wrote their own logs; scrub secret values from them before anyone reads them."""
+    if not redactor.values or not log_dir.is_dir():
+        return
+    for log in log_dir.glob("*.log"):
+        text = log.read_text(encoding="utf-8", errors="replace")
+        clean = redactor.redact(text)
+        if clean != text:
+            log.write_text(clean, encoding="utf-8")
 
 
 def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only) -> Report:

@@ -45,6 +45,8 @@ class Handler(BaseHTTPRequestHandler):
         if MODE == "hang":
             time.sleep(3600)
         if MODE == "crash_on" and "CRASH" in text:
+            if os.environ.get("LEAK"):
+                print(f"agent: debug dump token={os.environ.get('AGENT_API_TOKEN')}", flush=True)
             print("agent: segfault-like crash on planted input", flush=True)
             os._exit(139)
         if MODE == "slow":
