@@ -114,3 +114,23 @@ def test_failing_cell_reproduces_from_its_command(gate_env, tmp_path):
     assert main(argv + ["-o", str(tmp_path / "b"), "--quiet"]) == 1
     again = cells(load_report(tmp_path / "b"))["contract/refund/outage"]
     assert again == cell
+
+
+def test_state_probe_after_the_cell(gate_env, tmp_path, orders):
+    """An HTTP state probe (GET + JSON path) after the cell sees the double refund."""
+    import yaml
+
+    doc = yaml.safe_load(CONFIG.read_text())
+    doc["agent"]["start"]["command"] = [sys.executable, str(SDK / "agent.py")]
+    doc["contract"]["invariants"].append({"id": "refunds-in-ledger", "type": "state", "severity": "critical",
+                                          "url": f"{orders}/refunds?order_id=1234", "json_path": "$", "count": 1})
+    path = tmp_path / "probe.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    for bugs, expected in (("", False), ("double_write", True)):
+        os.environ["AGENT_BUGS"] = bugs
+        main(["run", "-c", str(path), "-o", str(tmp_path / (bugs or "sound")), "--quiet",
+              "--only", "contract/refund/double_write"])
+        cell = load_report(tmp_path / (bugs or "sound"))["verdict"]["cells"][0]
+        probe = next(i for i in cell["invariants"] if i["id"] == "refunds-in-ledger")
+        assert probe["breached"] is expected, probe["message"]
+    assert "$ has 2 item(s) (expected 1)" in probe["message"]
