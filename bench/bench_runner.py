@@ -98,6 +98,7 @@ def floor(cells: int, latency_ms: int, concurrency: int) -> float:
     finally:
         for p in procs:
             p.terminate()
+            p.wait()
 
 
 def main() -> None:

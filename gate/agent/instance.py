@@ -145,7 +145,8 @@ class AgentInstance:
 
     async def stop(self) -> None:
         if self.process is not None:
-            self.process.stop()
+            # SIGTERM and the wait run in a thread so the workers' agents stop in parallel
+            await asyncio.to_thread(self.process.stop)
         if self.client is not None:
             await self.client.aclose()
             await self.wire.aclose()

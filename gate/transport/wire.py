@@ -92,61 +92,64 @@ class WireClient:
         conn.writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
         response = _Response()
         parser = httptools.HttpResponseParser(response)
-        reader_task = asyncio.ensure_future(self._read(conn, parser, response, method == "HEAD"))
-        done, _ = await asyncio.wait({reader_task, asyncio.ensure_future(response.headers_done.wait())},
-                                     return_when=asyncio.FIRST_COMPLETED)
-        if reader_task in done and reader_task.exception() is not None:
-            conn.close()
-            raise WireError(str(reader_task.exception()))
         key = (parts.scheme, parts.hostname, port)
+        # Read inline until the headers are in (no helper task: this is the per-request hot path),
+        # then let the body iterator keep reading as the caller consumes it.
+        try:
+            while not response.headers_done.is_set():
+                data = await conn.reader.read(READ_SIZE)
+                if not data:
+                    raise WireError("upstream closed the connection before answering")
+                parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            conn.close()
+            raise WireError(f"bad HTTP from upstream: {exc}") from None
+        except OSError as exc:
+            conn.close()
+            raise WireError(f"upstream connection failed: {exc}") from None
+        except WireError:
+            conn.close()
+            raise
+        head_only = method == "HEAD"
+        state = {"broken": False}
 
         async def body_chunks():
-            # Relay at once what has arrived, coalescing whatever queued up meanwhile:
-            # never waits for more data, so streams are not delayed, only batched.
             queue = response.chunks
-            while (chunk := await queue.get()) is not None:
-                parts = [chunk]
-                ended = False
-                while not queue.empty():
-                    more = queue.get_nowait()
-                    if more is None:
-                        ended = True
+            while True:
+                if queue.empty() and not response.complete and not head_only:
+                    try:
+                        data = await conn.reader.read(READ_SIZE)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        state["broken"] = not response.complete
                         break
-                    parts.append(more)
-                yield b"".join(parts) if len(parts) > 1 else chunk
-                if ended:
-                    return
+                    try:
+                        parser.feed_data(data)
+                    except httptools.HttpParserError:
+                        state["broken"] = True
+                        break
+                    continue
+                if queue.empty():
+                    break
+                parts_ = []
+                while not queue.empty():
+                    item = queue.get_nowait()
+                    if item is None:
+                        break
+                    parts_.append(item)
+                if parts_:
+                    yield b"".join(parts_) if len(parts_) > 1 else parts_[0]
+                if response.complete and queue.empty():
+                    break
 
         async def close():
-            if not reader_task.done():
-                reader_task.cancel()
-                conn.close()
-            elif response.complete and parser.should_keep_alive() and reader_task.exception() is None:
+            if response.complete and not state["broken"] and parser.should_keep_alive() and not head_only:
                 self.idle[key].append(conn)
             else:
                 conn.close()
 
         return parser.get_status_code(), response.headers, body_chunks(), close
-
-    async def _read(self, conn: Connection, parser, response: _Response, head_only: bool) -> None:
-        try:
-            while not response.complete:
-                data = await conn.reader.read(READ_SIZE)
-                if not data:
-                    if not response.headers_done.is_set():
-                        raise WireError("upstream closed the connection before answering")
-                    break  # body delimited by close
-                parser.feed_data(data)
-                if head_only and response.headers_done.is_set():
-                    break
-        except httptools.HttpParserError as exc:
-            raise WireError(f"bad HTTP from upstream: {exc}") from None
-        except (OSError, asyncio.IncompleteReadError) as exc:
-            raise WireError(f"upstream connection failed: {exc}") from None
-        finally:
-            response.headers_done.set()
-            if not response.complete:
-                response.chunks.put_nowait(None)
 
     async def aclose(self) -> None:
         for pool in self.idle.values():
