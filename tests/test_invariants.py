@@ -13,8 +13,10 @@ ok = lambda out, **kw: Observation(output=out, reason="ok", status=200, **kw)  #
 def step(seq, target="orders", kind="tool", method="POST", path="/refunds", start=0.0, end=1.0, **kw):
     kw.setdefault("tool", target if kind == "tool" else None)
     kw.setdefault("forwarded", True)
-    kw.setdefault("body_digest", "same")
-    return TraceEntry(seq=seq, target=target, kind=kind, method=method, path=path, start_ms=start, end_ms=end, **kw)
+    digest = kw.pop("body_digest", "same")
+    extra = {"digest": digest, **kw.pop("extra", {})}
+    return TraceEntry(seq=seq, target=target, kind=kind, method=method, path=path, start_ms=start, end_ms=end,
+                      extra=extra, **kw)
 
 
 def traced(*steps, **kw):

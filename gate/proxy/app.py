@@ -13,7 +13,7 @@ import time
 from gate.faults import Schedule
 from gate.faults.shapes import error_body
 from gate.proxy.exchange import Aborted, Exchange
-from gate.proxy.routes import Route, body_digest, split_path
+from gate.proxy.routes import Route, split_path
 from gate.proxy.trace import TraceEntry
 from gate.proxy.upstream import UpstreamUnavailable
 
@@ -67,15 +67,13 @@ class ProxyApp:
         run = self.current
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
                            method=info.method, path=info.path, model=info.model, tool=info.tool,
-                           rpc_method=info.rpc_method, body_digest=body_digest(body),
+                           rpc_method=info.rpc_method, body=body,
                            idempotency_key=_header(headers, "idempotency-key", "x-idempotency-key"))
         state = run or RunState(None)
         entry.start_ms = state.now_ms()
         if run is not None:
             run.calls[route.name] = entry.call = run.calls.get(route.name, 0) + 1
             run.trace.append(entry)
-            if run.record:
-                entry.request_body = body
         decision = None
         if run is not None and run.schedule is not None and route.faultable(info):
             decision = run.schedule.decide(info)

@@ -26,16 +26,26 @@ class TraceEntry:
     forwarded: bool = False
     bytes_out: int = 0
     retry_after: float | None = None
-    body_digest: str = ""
+    body: bytes = field(default=b"", repr=False)  # the request body, digested only when asked
     idempotency_key: str | None = None
     start_ms: float = 0.0
     end_ms: float | None = None
     call: int = 0  # n-th call to this target in the run
     extra: dict = field(default_factory=dict)
     # kept only while recording a session:
-    request_body: bytes = b""
     response_chunks: list = field(default_factory=list)
     content_type: str = ""
+
+    @property
+    def body_digest(self) -> str:
+        """Digest of the request body minus volatile fields; computed once, on demand
+        (LLM bodies can be large, and only replay and side_effect_once need it)."""
+        cached = self.extra.get("digest")
+        if cached is None:
+            from gate.proxy.routes import body_digest
+
+            cached = self.extra["digest"] = body_digest(self.body)
+        return cached
 
     def describe(self) -> str:
         what = self.tool or self.model or ""

@@ -21,7 +21,7 @@ def _events(data: bytes) -> list[str]:
 def exchange_of(entry, redact) -> RecordedExchange:
     data = b"".join(entry.response_chunks)
     sse = "text/event-stream" in (entry.content_type or "")
-    request = request_doc(entry.request_body)
+    request = request_doc(entry.body)
     if isinstance(request, str):
         request = redact(request)
     elif request is not None:
