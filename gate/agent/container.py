@@ -76,7 +76,7 @@ async def image_for(client, spec, base_dir: Path) -> str:
 
 
 class ContainerAgent:
-    """The AgentProcess interface (spawn/alive/exit_code/log_tail/wait_ready/stop) for a container."""
+    """The AgentProcess interface (spawn/alive/is_alive/exit_code/log_tail/wait_ready/stop) for a container."""
 
     def __init__(self, client, image: str, spec, env: dict[str, str], port: int, where: Placement, log_path: Path):
         self.client, self.image, self.spec, self.env = client, image, spec, env
@@ -110,6 +110,10 @@ class ContainerAgent:
             return False
         return self.container.status in ("created", "running")
 
+    async def is_alive(self) -> bool:
+        """Asks the engine over its socket: off the event loop, since the runner asks before every cell."""
+        return await asyncio.to_thread(lambda: self.alive)
+
     @property
     def exit_code(self) -> int | None:
         try:
@@ -132,8 +136,7 @@ class ContainerAgent:
         pattern = re.compile(log_pattern) if log_pattern else None
         async with httpx.AsyncClient(timeout=1.0, trust_env=False) as client:
             while True:
-                alive = await asyncio.to_thread(lambda: self.alive)
-                if not alive:
+                if not await self.is_alive():
                     raise HarnessError(f"agent container exited during start-up with code {self.exit_code}; "
                                        f"its last log lines:\n{self.log_tail()}")
                 ok = True

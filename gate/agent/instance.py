@@ -21,7 +21,7 @@ from gate.agent.process import AgentProcess, argv_of, free_port
 from gate.agent.templates import render
 from gate.config.models import AgentConfig
 from gate.errors import HarnessError
-from gate.transport import WireClient
+from gate.transport import WireClient, WireError
 
 
 class AgentInstance:
@@ -95,12 +95,12 @@ class AgentInstance:
         self.host = await asyncio.to_thread(lambda: self.process.host)
 
     async def ensure_alive(self) -> None:
-        if self.process is not None and not self.process.alive:
+        if self.process is not None and not await self.process.is_alive():
             await self.restart()
 
     async def restart(self) -> None:
         if self.process is not None:
-            self.process.stop()
+            await asyncio.to_thread(self.process.stop)
         self.restarts += 1
         await self._spawn()
 
@@ -109,7 +109,7 @@ class AgentInstance:
             return
         try:
             status, body, _ = await send(self.wire, self.spec.reset, self._ctx(**ctx))
-        except httpx.HTTPError as exc:
+        except WireError as exc:
             raise HarnessError(f"agent reset request failed: {exc}") from None
         if status >= 400:
             raise HarnessError(f"agent reset answered {status}: {body[:200]!r}")
@@ -131,14 +131,14 @@ class AgentInstance:
         if outcome.reason == "connection_error":
             # the socket closes a moment before the kernel reports the exit
             for _ in range(25):
-                if not self.process.alive:
+                if not await self.process.is_alive():
                     break
                 await asyncio.sleep(0.02)
-        if self.process.alive:
+        if await self.process.is_alive():
             return outcome
-        code = self.process.exit_code
+        code, log = await asyncio.to_thread(lambda: (self.process.exit_code, self.process.log_tail()))
         outcome = RawOutcome(None, "agent_crash", outcome.status, outcome.latency_ms,
-                             f"agent exited with code {code} during the cell; log tail:\n{self.process.log_tail()[-1500:]}")
+                             f"agent exited with code {code} during the cell; log tail:\n{log[-1500:]}")
         if self.spec.restart_on_crash:
             await self.restart()
         return outcome

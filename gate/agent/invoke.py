@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 
 from gate.agent.process import argv_of
 from gate.agent.templates import PathError, pick, render
@@ -61,10 +60,7 @@ async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[in
         body = json.dumps(render(spec.body, ctx), ensure_ascii=False).encode()
         if not any(k == "content-type" for k, _ in headers):
             headers.append(("content-type", "application/json"))
-    try:
-        status, _, chunks, close = await client.request(spec.method, render(spec.url, ctx), headers, body)
-    except WireError as exc:
-        raise httpx.ConnectError(str(exc)) from None
+    status, _, chunks, close = await client.request(spec.method, render(spec.url, ctx), headers, body)
     parts, size = [], 0
     try:
         async for chunk in chunks:
@@ -85,7 +81,7 @@ async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline:
             status, body, flooded = await send(client, spec, ctx)
     except TimeoutError:
         return RawOutcome(None, "agent_timeout", None, elapsed(), f"no answer within {deadline:g}s")
-    except httpx.HTTPError as exc:
+    except WireError as exc:
         return RawOutcome(None, "connection_error", None, elapsed(), f"{type(exc).__name__}: {exc}")
     if flooded:
         return RawOutcome(None, "output_flood", status, elapsed(), f"response over {MAX_OUTPUT_BYTES} bytes")

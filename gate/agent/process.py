@@ -70,6 +70,9 @@ class AgentProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    async def is_alive(self) -> bool:
+        return self.alive  # a waitpid: cheap enough to ask before every cell
+
     @property
     def exit_code(self) -> int | None:
         return None if self.proc is None else self.proc.poll()

@@ -27,26 +27,31 @@ class WireError(Exception):
 
 
 class _Response:
-    """Callbacks for httptools; body chunks go to a queue the caller iterates."""
+    """Callbacks for httptools: headers, and body bytes not yet handed to the caller."""
 
     def __init__(self):
         self.headers: list[tuple[str, str]] = []
-        self.headers_done = asyncio.Event()
-        self.chunks: asyncio.Queue = asyncio.Queue()
+        self.headers_done = False
+        self.pending: list[bytes] = []
         self.complete = False
 
     def on_header(self, name: bytes, value: bytes):
         self.headers.append((name.decode("latin-1"), value.decode("latin-1")))
 
     def on_headers_complete(self):
-        self.headers_done.set()
+        self.headers_done = True
 
     def on_body(self, body: bytes):
-        self.chunks.put_nowait(bytes(body))
+        self.pending.append(bytes(body))
 
     def on_message_complete(self):
         self.complete = True
-        self.chunks.put_nowait(None)
+
+    def take(self) -> bytes:
+        """Everything that has arrived, as one chunk (coalescing never waits for more data)."""
+        data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+        self.pending.clear()
+        return data
 
 
 class Connection:
@@ -96,7 +101,7 @@ class WireClient:
         # Read inline until the headers are in (no helper task: this is the per-request hot path),
         # then let the body iterator keep reading as the caller consumes it.
         try:
-            while not response.headers_done.is_set():
+            while not response.headers_done:
                 data = await conn.reader.read(READ_SIZE)
                 if not data:
                     raise WireError("upstream closed the connection before answering")
@@ -114,34 +119,20 @@ class WireClient:
         state = {"broken": False}
 
         async def body_chunks():
-            queue = response.chunks
             while True:
-                if queue.empty() and not response.complete and not head_only:
-                    try:
-                        data = await conn.reader.read(READ_SIZE)
-                    except OSError:
-                        data = b""
-                    if not data:
-                        state["broken"] = not response.complete
-                        break
-                    try:
+                if response.pending:
+                    yield response.take()
+                if response.complete or head_only:
+                    return
+                try:
+                    data = await conn.reader.read(READ_SIZE)
+                    if data:
                         parser.feed_data(data)
-                    except httptools.HttpParserError:
-                        state["broken"] = True
-                        break
-                    continue
-                if queue.empty():
-                    break
-                parts_ = []
-                while not queue.empty():
-                    item = queue.get_nowait()
-                    if item is None:
-                        break
-                    parts_.append(item)
-                if parts_:
-                    yield b"".join(parts_) if len(parts_) > 1 else parts_[0]
-                if response.complete and queue.empty():
-                    break
+                except (OSError, httptools.HttpParserError):
+                    data = b""
+                if not data:  # closed (or broken) before the message was complete
+                    state["broken"] = True
+                    return
 
         async def close():
             if response.complete and not state["broken"] and parser.should_keep_alive() and not head_only:
