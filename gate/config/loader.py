@@ -42,11 +42,13 @@ class LoadedConfig:
         return self.path.parent
 
     def line_of(self, *key_path: Any) -> int:
-        """Line of the deepest known prefix of key_path (1-based)."""
-        for n in range(len(key_path), -1, -1):
-            if tuple(key_path[:n]) in self.lines:
-                return self.lines[tuple(key_path[:n])]
-        return 1
+        return line_at(self.lines, key_path)
+
+
+def line_at(lines: dict, loc: Path_) -> int:
+    """Line (1-based) of the deepest prefix of `loc` that the YAML has."""
+    loc = tuple(loc)
+    return next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
 
 
 def _walk(node: yaml.Node, path: Path_, lines: dict, source: str, secrets: set[str], redactor: Redactor):
@@ -122,7 +124,7 @@ def _format_errors(exc: ValidationError, source: str, lines: dict) -> list[str]:
     problems = []
     for err in exc.errors():
         loc = _yaml_loc(err["loc"], lines)
-        line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
+        line = line_at(lines, loc)
         if err["type"] == "extra_forbidden":
             key = err["loc"][-1]
             problems.append(f"{source}:{line}: {_dotted(loc)}: unknown key '{key}'{_suggest(key, tuple(err['loc'][:-1]))}")
@@ -209,7 +211,7 @@ def _check_profiles(config: Config, path: Path, lines: dict) -> None:
         for i, sc in enumerate(scenarios):
             refs += [((section, "scenarios", i, "profiles", j), name) for j, name in enumerate(sc.profiles)]
     for loc, name in refs:
-        line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
+        line = line_at(lines, loc)
         resolve(name, dirs, f"{path}:{line}: {_dotted(loc)}: ")
 
 
@@ -219,7 +221,7 @@ def _check_worlds(config: Config, path: Path, lines: dict) -> None:
     problems = []
     for i, world in enumerate(config.worlds):
         for loc, message in check_world(world, ("worlds", i)):
-            line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
+            line = line_at(lines, loc)
             problems.append(f"{path}:{line}: {_dotted(loc)}: {message}")
     if problems:
         raise ConfigError("invalid world:\n  " + "\n  ".join(problems), problems)

@@ -8,13 +8,27 @@ discriminated union, to the JSON Schema and to the docs at once, Toxiproxy-style
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 Severity = Literal["critical", "high", "medium", "low"]
 SEVERITY_WEIGHT: dict[str, int] = {"critical": 3, "high": 2, "medium": 1, "low": 1}
+SEVERITY_RANK: dict[str, int] = {"critical": 0, "high": 1, "medium": 2, "low": 3}  # worst first
+
+
+def check_regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+    return value
+
+
+Regex = Annotated[str, AfterValidator(check_regex)]
 
 
 class StrictModel(BaseModel):

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import Field, field_validator
 
-from gate.contracts.base import InvariantBase, Observation, Verdict, register
+from gate.contracts.base import InvariantBase, Observation, Regex, Verdict, register
 
 
 class OutputInvariant(InvariantBase):
@@ -87,16 +87,7 @@ def _compile(pattern: str, case_sensitive: bool) -> re.Pattern:
 
 
 class _RegexParam(OutputInvariant):
-    pattern: str
-
-    @field_validator("pattern")
-    @classmethod
-    def _valid_regex(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
+    pattern: Regex
 
 
 @register

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import Field
 
-from gate.contracts.base import InvariantBase, Observation, Verdict, register
+from gate.contracts.base import InvariantBase, Observation, Regex, Verdict, register
 
 
 class _TraceFilter(InvariantBase):
@@ -23,7 +23,7 @@ class _TraceFilter(InvariantBase):
     target: str | None = Field(default=None, description="Upstream name (glob).")
     tool: str | None = Field(default=None, description="Tool name (glob).")
     method: str | None = None
-    path: str | None = Field(default=None, description="Regex searched in the path.")
+    path: Regex | None = Field(default=None, description="Regex searched in the path.")
 
     def selected(self, obs: Observation, kind: str | None = None) -> list:
         out = []

@@ -11,9 +11,9 @@ import fnmatch
 import re
 from typing import ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from gate.contracts.base import StrictModel
+from gate.contracts.base import Regex, StrictModel
 
 LLM, TOOL = "llm", "tool"
 
@@ -22,7 +22,7 @@ class FaultBase(StrictModel):
     # where
     target: str = Field(default="*", description="llm, tools, an upstream name, or * (every upstream the kind fits).")
     method: str | None = Field(default=None, description="HTTP method to match.")
-    path: str | None = Field(default=None, description="Regex searched in the request path.")
+    path: Regex | None = Field(default=None, description="Regex searched in the request path.")
     model: str | None = Field(default=None, description="Glob on the request's model.")
     tool: str | None = Field(default=None, description="Glob on the tool name (MCP tools/call name or tool upstream name).")
     # when
@@ -33,16 +33,6 @@ class FaultBase(StrictModel):
     max_fires: int | None = Field(default=None, ge=1, description="Fire at most this many times per cell run.")
 
     applies_to: ClassVar[frozenset[str]] = frozenset({LLM, TOOL})
-
-    @field_validator("path")
-    @classmethod
-    def _regex(cls, value):
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
 
     @property
     def name(self) -> str:

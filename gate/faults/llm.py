@@ -126,8 +126,7 @@ async def _rewrite_json(ex, rewrite) -> None:
         async for event in sse.events(resp.chunks()):
             doc = sse.data_of(event)
             if isinstance(doc, dict):
-                name = next((ln[6:].strip() for ln in event.decode().splitlines() if ln.startswith("event:")), None)
-                event = sse.encode(rewrite(doc, True), name)
+                event = sse.encode(rewrite(doc, True), sse.name_of(event))
             await ex.write(event)
         await ex.finish()
         return
@@ -156,16 +155,12 @@ class CutContent(_LlmFault):
                         continue
                 doc = sse.data_of(event)
                 if isinstance(doc, dict):
-                    event = sse.encode(_cut(doc, True), _event_name(event))
+                    event = sse.encode(_cut(doc, True), sse.name_of(event))
                 await ex.write(event)
             ex.note("content cut after the first delta")
             return await ex.finish()
         doc = await resp.json()
         await ex.respond_json(resp.status, _cut(doc, False))
-
-
-def _event_name(event: bytes) -> str | None:
-    return next((ln[6:].strip() for ln in event.decode().splitlines() if ln.startswith("event:")), None)
 
 
 def _cut(doc: dict, streaming: bool) -> dict:

@@ -40,6 +40,12 @@ def data_of(event: bytes) -> dict | str | None:
         return raw
 
 
+def name_of(event: bytes) -> str | None:
+    """The `event:` field of an event block, if it has one (Anthropic names every event)."""
+    return next((ln[6:].strip() for ln in event.decode("utf-8", "replace").splitlines()
+                 if ln.startswith("event:")), None)
+
+
 def encode(doc, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return (head + "data: " + json.dumps(doc, separators=(",", ":")) + "\n\n").encode()

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from gate.contracts.base import SEVERITY_RANK
 from gate.report.escape import code_block, html_text, inline
 from gate.report.model import CellResult, Report
 
 ICON = {"pass": "✅", "fail": "❌", "error": "⚠️"}
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1 << 20
-SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 def _table(rows, headers) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shlex
 
 from gate.contracts import InvariantBase, Observation
+from gate.contracts.base import SEVERITY_RANK
 from gate.plan import Cell
 from gate.report.model import CellResult, CheckResult, InvariantOutcome, RunResult
 
 OUTPUT_EXCERPT = 2000
-SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 def check_run(invariants: list[InvariantBase], obs: Observation) -> list[CheckResult]:
