@@ -72,8 +72,7 @@ def _parser() -> argparse.ArgumentParser:
 def cmd_run(args, console: Console) -> int:
     from gate.agent.reaper import install_signal_handlers
     from gate.config import load_config
-    from gate.report import write_all
-    from gate.report.terminal import print_summary, progress_bar
+    from gate.report.terminal import progress_bar
     from gate.runner import run_gate
 
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
@@ -85,10 +84,18 @@ def cmd_run(args, console: Console) -> int:
     with progress_bar(console) as (on_plan, on_progress):
         report = run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
                           on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record)
+    return _publish(report, loaded, out_dir, args.quiet, console, "reports")
+
+
+def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str) -> int:
+    """Write the report files, show the table, and return the verdict's exit code."""
+    from gate.report import write_all
+    from gate.report.terminal import print_summary
+
     paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
-    if not args.quiet:
+    if not quiet:
         print_summary(report, console)
-        console.print(f"reports: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
+        console.print(f"{what}: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
     return report.verdict.exit_code
 
 
@@ -149,18 +156,12 @@ def cmd_sweep(args, console: Console) -> int:
 
 def cmd_merge(args, console: Console) -> int:
     from gate.config import load_config
-    from gate.report import write_all
-    from gate.report.terminal import print_summary
     from gate.runner.merge import merge_reports
 
     loaded = load_config(args.config, {"seed": args.seed})
     report = merge_reports(loaded, args.reports)
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
-    paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
-    if not args.quiet:
-        print_summary(report, console)
-        console.print(f"merged {len(args.reports)} report(s): {paths['json']}", highlight=False)
-    return report.verdict.exit_code
+    return _publish(report, loaded, out_dir, args.quiet, console, f"merged {len(args.reports)} report(s)")
 
 
 def cmd_validate(args, console: Console) -> int:

@@ -13,6 +13,11 @@ from gate.faults.base import LLM, TOOL, FaultBase, register
 from gate.faults.shapes import error_body, error_headers, mcp_error_result
 
 
+def seeded_bytes(label: str, ex, size: int) -> bytes:
+    """Random-looking bytes that are the same for the same call of the same cell run."""
+    return random.Random(f"{label}:{ex.entry.seq}:{ex.info.path}").randbytes(size)
+
+
 async def _status_error(ex, status: int, retry_after=None, should_retry=None, message=None) -> None:
     info = ex.info
     ex.entry.retry_after = retry_after
@@ -143,5 +148,4 @@ class Garbage(FaultBase):
     size: int = Field(default=256, ge=1, le=1 << 20)
 
     async def apply(self, ex):
-        rng = random.Random(f"garbage:{ex.entry.seq}:{ex.info.path}")
-        await ex.respond(200, bytes(rng.randrange(256) for _ in range(self.size)))
+        await ex.respond(200, seeded_bytes("garbage", ex, self.size))

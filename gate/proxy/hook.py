@@ -24,6 +24,7 @@ class ProxyHook:
         self.app = ProxyApp({})
         self.server = ProxyServer(self.app, bind, advertise)
         self.last_run: RunState | None = None
+        self.worlds: dict = {}  # world name -> WorldUpstream, filled at start
 
     def env(self) -> dict[str, str]:
         env = {}
@@ -49,7 +50,6 @@ class ProxyHook:
             routes[("tool", tool.name)] = Route("tool", tool.name, provider, HttpUpstream(tool.upstream, self.client))
         from gate.worlds.serve import WorldUpstream
 
-        self.worlds = {}
         for world in self.config.worlds:
             upstream = self.worlds[world.name] = WorldUpstream(world, self.config.seed)
             routes[("tool", world.name)] = Route("tool", world.name, "http", upstream)
@@ -65,7 +65,7 @@ class ProxyHook:
         session = getattr(cell, "session", None)
         book = ReplayBook(session) if session is not None else None
         state = self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
-        for upstream in getattr(self, "worlds", {}).values():
+        for upstream in self.worlds.values():
             upstream.reset(lambda: state.clock_offset)  # fresh state per run; the clock moves with latency
 
     async def end(self, cell, run: int, obs) -> None:
@@ -76,7 +76,7 @@ class ProxyHook:
         state.over.set()
         self.last_run = state
         obs.trace = list(state.trace)
-        for name, upstream in getattr(self, "worlds", {}).items():
+        for name, upstream in self.worlds.items():
             obs.state[f"world:{name}"] = upstream.state.snapshot()
         if state.record:
             from gate.replay.recorder import record_session

@@ -3,7 +3,6 @@ cell with its timeline, and sweep seeds to find schedules that fail."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rich.console import Console
@@ -104,7 +103,3 @@ def sweep(loaded: LoadedConfig, seeds: int, label: str, console: Console, do_pin
                 pin(loaded, bad, seed)
     console.print(f"{len(failing)} of {seeds} seeds found failures", highlight=False)
     return failing
-
-
-def write_json(path: Path, doc) -> None:
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

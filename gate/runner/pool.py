@@ -106,10 +106,8 @@ class Worker:
 
 
 def trace_step(entry) -> TraceStep:
-    return TraceStep(seq=entry.seq, target=entry.target, kind=entry.kind, call=entry.call, method=entry.method,
-                     path=entry.path, model=entry.model, tool=entry.tool, rpc_method=entry.rpc_method,
-                     status=entry.status, fault=entry.fault, note=entry.note, forwarded=entry.forwarded,
-                     retry_after=entry.retry_after)
+    """The deterministic part of a proxy trace entry (timings go to the report's timings)."""
+    return TraceStep.model_validate(entry, from_attributes=True)
 
 
 @dataclass
