@@ -45,3 +45,14 @@ def run_cli(tmp_path):
 
 def load_report(out_dir: Path) -> dict:
     return json.loads((out_dir / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def orders():
+    """The SDK example's orders service (the tool upstream), on a free port, for one module."""
+    from httpkit import start_orders
+
+    proc, url = start_orders(ROOT)
+    yield url
+    proc.terminate()
+    proc.wait()

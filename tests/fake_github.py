@@ -4,11 +4,10 @@ token checks and the 65,536-character body limit."""
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from httpkit import JsonHandler, serve
 
 TOKENS = {
     "ghs_app_token": {"login": "github-actions[bot]", "type": "Bot", "write": True, "user_endpoint": False},
@@ -24,19 +23,9 @@ class FakeGitHub:
         self.requests: list[tuple[str, str]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def _send(self, status, doc, headers=None):
-                body = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
+        class Handler(JsonHandler):
+            # HTTP/1.0: some refusals answer before reading the body, which keep-alive would desync
+            protocol_version = "HTTP/1.0"
 
             def _who(self):
                 auth = self.headers.get("authorization", "")
@@ -46,15 +35,15 @@ class FakeGitHub:
                 outer.requests.append(("GET", self.path))
                 who = self._who()
                 if who is None:
-                    return self._send(401, {"message": "Bad credentials"})
+                    return self.reply(401, {"message": "Bad credentials"})
                 url = urlparse(self.path)
                 if url.path == "/user":
                     if not who["user_endpoint"]:
-                        return self._send(403, {"message": "Resource not accessible by integration"})
-                    return self._send(200, {"login": who["login"], "type": who["type"]})
+                        return self.reply(403, {"message": "Resource not accessible by integration"})
+                    return self.reply(200, {"login": who["login"], "type": who["type"]})
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", url.path)
                 if not m:
-                    return self._send(404, {"message": "Not Found"})
+                    return self.reply(404, {"message": "Not Found"})
                 q = parse_qs(url.query)
                 per_page, page = int(q.get("per_page", ["30"])[0]), int(q.get("page", ["1"])[0])
                 mine = [c for c in outer.comments.values() if c["issue"] == (m.group(1), int(m.group(2)))]
@@ -63,43 +52,38 @@ class FakeGitHub:
                 if page * per_page < len(mine):
                     nxt = f"{outer.url}{url.path}?per_page={per_page}&page={page + 1}"
                     headers["link"] = f'<{nxt}>; rel="next", <{outer.url}{url.path}?page=99>; rel="last"'
-                self._send(200, [outer.public(c) for c in chunk], headers)
-
-            def _body(self):
-                return json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                self.reply(200, [outer.public(c) for c in chunk], headers=headers)
 
             def do_POST(self):
                 outer.requests.append(("POST", self.path))
                 who = self._who()
                 if who is None:
-                    return self._send(401, {"message": "Bad credentials"})
+                    return self.reply(401, {"message": "Bad credentials"})
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", self.path)
-                body = self._body().get("body", "")
+                body = self.json_body().get("body", "")
                 if not who["write"]:
-                    return self._send(403, {"message": "Resource not accessible by integration"})
+                    return self.reply(403, {"message": "Resource not accessible by integration"})
                 if len(body) > 65536:
-                    return self._send(422, {"message": "Validation Failed"})
+                    return self.reply(422, {"message": "Validation Failed"})
                 comment = outer.add((m.group(1), int(m.group(2))), body, who["login"], who["type"])
-                self._send(201, outer.public(comment))
+                self.reply(201, outer.public(comment))
 
             def do_PATCH(self):
                 outer.requests.append(("PATCH", self.path))
                 who = self._who()
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)", self.path)
                 comment = outer.comments.get(int(m.group(2))) if m else None
-                body = self._body().get("body", "")
+                body = self.json_body().get("body", "")
                 if who is None or comment is None:
-                    return self._send(404, {"message": "Not Found"})
+                    return self.reply(404, {"message": "Not Found"})
                 if not who["write"] or comment["user"]["login"] != who["login"]:
-                    return self._send(403, {"message": "Resource not accessible by integration"})
+                    return self.reply(403, {"message": "Resource not accessible by integration"})
                 if len(body) > 65536:
-                    return self._send(422, {"message": "Validation Failed"})
+                    return self.reply(422, {"message": "Validation Failed"})
                 comment["body"] = body
-                self._send(200, outer.public(comment))
+                self.reply(200, outer.public(comment))
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, self.url = serve(Handler)
 
     def add(self, issue, body, login, kind="User"):
         self.next_id += 1

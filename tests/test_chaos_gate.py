@@ -8,19 +8,10 @@ import sys
 import pytest
 
 from conftest import ROOT, load_report
-from httpkit import start_orders
 from gate.cli import main
 
 SDK = ROOT / "examples" / "sdk_agent"
 CONFIG = SDK / "chaos-gate.yaml"
-
-
-@pytest.fixture(scope="module")
-def orders():
-    proc, url = start_orders(ROOT)
-    yield url
-    proc.terminate()
-    proc.wait()
 
 
 @pytest.fixture

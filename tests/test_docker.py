@@ -16,7 +16,6 @@ import pytest
 
 from conftest import EXAMPLE, ROOT, load_report
 from fake_github import FakeGitHub
-from httpkit import start_orders
 
 BASE = "local/python-base"
 
@@ -41,14 +40,6 @@ def leftover_agents() -> list[str]:
     out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.agent-chaos-gate.agent"],
                          capture_output=True, text=True)
     return out.stdout.split()
-
-
-@pytest.fixture(scope="module")
-def orders():
-    proc, url = start_orders(ROOT)
-    yield url
-    proc.terminate()
-    proc.wait()
 
 
 def test_agent_from_docker_image_through_the_proxy(orders, tmp_path, monkeypatch):

@@ -9,14 +9,10 @@ import pytest
 import yaml
 
 from conftest import EXAMPLE, ROOT, load_report
-from httpkit import start_orders as _start_orders
+from httpkit import start_orders
 from gate.cli import main
 
 SDK = ROOT / "examples" / "sdk_agent"
-
-
-def start_orders():
-    return _start_orders(ROOT)
 
 
 def replay_config(tmp_path, sessions_glob: str, contract: str | None = None) -> str:
@@ -37,7 +33,7 @@ def replay_config(tmp_path, sessions_glob: str, contract: str | None = None) -> 
 def recorded(tmp_path_factory):
     """Sessions recorded against the live example (sim LLM + real orders service)."""
     out = tmp_path_factory.mktemp("rec")
-    proc, url = start_orders()
+    proc, url = start_orders(ROOT)
     env = {"ORDERS_URL": url, "AGENT_BUGS": "", "PROVIDER": "openai"}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)

@@ -7,22 +7,18 @@ import yaml
 
 from conftest import ROOT
 from gate.cli import main
-from test_replay import start_orders
 
 SDK = ROOT / "examples" / "sdk_agent"
 
 
 @pytest.fixture
-def orders(monkeypatch):
-    proc, url = start_orders()
-    monkeypatch.setenv("ORDERS_URL", url)
+def live_orders(orders, monkeypatch):
+    monkeypatch.setenv("ORDERS_URL", orders)
     monkeypatch.setenv("PROVIDER", "openai")
-    yield url
-    proc.terminate()
-    proc.wait()
+    return orders
 
 
-def test_reproduce_prints_the_timeline(orders, monkeypatch, capsys):
+def test_reproduce_prints_the_timeline(live_orders, monkeypatch, capsys):
     monkeypatch.setenv("AGENT_BUGS", "double_write")
     monkeypatch.setenv("COLUMNS", "220")  # rich folds table cells to the terminal width
     code = main(["reproduce", "contract/refund/double_write", "-c", str(SDK / "chaos-gate.yaml")])
@@ -33,7 +29,7 @@ def test_reproduce_prints_the_timeline(orders, monkeypatch, capsys):
     assert "upstream answered 201; answer withheld" in out
 
 
-def test_sweep_finds_failing_seeds_and_pins_them(orders, tmp_path, monkeypatch, capsys):
+def test_sweep_finds_failing_seeds_and_pins_them(live_orders, tmp_path, monkeypatch, capsys):
     doc = yaml.safe_load((SDK / "chaos-gate.yaml").read_text())
     doc["agent"]["start"]["command"] = [sys.executable, str(SDK / "agent.py")]
     doc["contract"]["scenarios"] = []
