@@ -269,3 +269,17 @@ def test_auth_headers_are_forwarded_but_never_recorded(proxy, tool):
     assert resp.status_code == 200
     assert tool.headers_seen[-1].get("authorization") == "Bearer tool-secret-xyz"
     assert "tool-secret-xyz" not in repr(vars(trace[0]))
+
+
+def test_every_registered_fault_kind_is_exercised_here():
+    """A new fault kind must come with its wire test in this file."""
+    import re
+    from pathlib import Path
+
+    from gate.faults import FAULTS
+
+    source = Path(__file__).read_text()
+    used = set(re.findall(r'"kind": "(\w+)"', source)) | set(re.findall(r'\("(\w+)", \d{3}, openai\.', source))
+    used |= {k for k in FAULTS if f'("{k}", json.JSONDecodeError)' in source or f'("{k}", UnicodeDecodeError)' in source}
+    used |= {k for k in FAULTS if f'for kind in ("{k}"' in source or f', "{k}"' in source}
+    assert set(FAULTS) - used == set()
