@@ -59,6 +59,11 @@ class StartSpec(StrictModel):
     docker: DockerStart | None = None
     cwd: str | None = Field(default=None, description="Relative to the config file.")
     env: dict[str, str] = Field(default_factory=dict)
+    inherit_env: list[str] = Field(
+        default_factory=list,
+        description="Names or globs of the gate's own environment variables the agent may see. The agent is "
+                    "untrusted code: by default it gets only a minimal base environment (PATH, HOME, locale, TZ, "
+                    "TMPDIR, CA certificates), the base URLs the gate sets and `env`.")
     port_env: str = Field(default="PORT", description="Env var that hands each instance its free port.")
     ready: ReadySpec = Field(default_factory=ReadySpec)
 
@@ -106,6 +111,11 @@ class AgentConfig(StrictModel):
     reset: HttpRequestSpec | None = Field(default=None, description="Request sent before each cell.")
     timeout: float = Field(default=30.0, gt=0, description="Deadline per cell, seconds.")
     restart_on_crash: bool = True
+    restart: Literal["on_timeout", "always", "never"] = Field(
+        default="on_timeout",
+        description="Restart the agent before the next cell: after a cell whose agent may still be working "
+                    "(on_timeout), after every cell (always), or only when it crashed (never).")
+    log_max_bytes: int = Field(default=10 << 20, ge=4096, description="Cap on each agent log file; a note marks the cut.")
 
     @model_validator(mode="after")
     def _reachable(self):
@@ -199,6 +209,10 @@ class GateConfig(StrictModel):
     stage_min: dict[Stage, float] = Field(default_factory=dict, description="Per-stage minimum scores.")
     fail_on: Literal["critical", "score", "never"] = Field(
         default="critical", description="critical: breaches and score; score: score only; never: report only.")
+    allow_vacuous: bool = Field(
+        default=False,
+        description="Let a run pass although part of the config tested nothing (a fault that never fired, an "
+                    "invariant that applied to no cell); it is then a warning shown first, not an error.")
 
 
 class OutputConfig(StrictModel):

@@ -22,6 +22,7 @@ class CheckResult(BaseModel):
     severity: str
     passed: bool
     message: str
+    judged: bool = Field(default=True, description="False when the run had nothing to judge (no output).")
 
 
 class TraceStep(BaseModel):
@@ -38,6 +39,8 @@ class TraceStep(BaseModel):
     rpc_method: str | None = None
     status: int | None = None
     fault: str | None = None
+    fault_status: str | None = Field(default=None, description="fired | not_applicable (with the reason in note).")
+    fault_index: int | None = Field(default=None, description="Index of the fault in its scenario.")
     note: str = ""
     forwarded: bool = False
     retry_after: float | None = None
@@ -63,6 +66,7 @@ class InvariantOutcome(BaseModel):
     pass_rate: float
     breached: bool
     message: str
+    not_judged_runs: int = 0
 
 
 class CellResult(BaseModel):
@@ -122,12 +126,47 @@ class PinStatus(BaseModel):
     status: str  # pass | fail | error | missing | config_changed
 
 
+class FaultCoverage(BaseModel):
+    """How one fault of one scenario fared over all the cells that ran it."""
+
+    index: int
+    fault: str
+    target: str
+    matched: int = Field(description="Requests the fault matched (its trigger was consulted).")
+    fired: int = Field(description="Requests whose answer it really changed.")
+    not_applicable: int = Field(default=0, description="Firings that met a response they could not alter.")
+    status: Literal["fired", "not_applicable", "never_matched", "never_fired"]
+    reason: str = ""
+
+
+class ScenarioCoverage(BaseModel):
+    stage: str
+    scenario: str
+    cells: int
+    faults: list[FaultCoverage]
+
+
+class StrayCall(BaseModel):
+    """A call the proxy saw while no cell ran on its worker (an agent outliving its cell)."""
+
+    worker: int
+    after_cell: str | None
+    target: str
+    method: str
+    path: str
+    status: int | None = None
+
+
 class VerdictPart(BaseModel):
     verdict: VerdictName
     exit_code: int
     score: float | None
     min_score: float
     reasons: list[str]
+    error_reason: str | None = Field(
+        default=None, description="Why the verdict is error: vacuous, interrupted, agent_start, harness, budget, config.")
+    warnings: list[str] = Field(default_factory=list, description="Shown first in the comment and summary.")
+    coverage: list[ScenarioCoverage] = Field(default_factory=list)
     seed: int
     config: str
     config_digest: str
@@ -137,6 +176,7 @@ class VerdictPart(BaseModel):
     invariants: list[InvariantSummary]
     outcome_tally: dict[str, int]
     pins: list[PinStatus] = Field(default_factory=list)
+    stray: list[StrayCall] = Field(default_factory=list)
     cells: list[CellResult]
 
 
