@@ -102,10 +102,20 @@ def test_completes_fails_on_every_non_ok_outcome(reason):
     assert not inv.evaluate(Observation(output=None, reason=reason, status=500)).passed
 
 
-def test_output_checks_fail_when_there_is_no_output():
-    inv = build("excludes", {"values": ["x"]})
+@pytest.mark.parametrize("negate", [False, True])
+def test_output_checks_do_not_judge_a_run_without_output(negate):
+    """A crash is `completes`' failure; an output check with no text neither passes nor breaches,
+    and negation cannot turn 'nothing to judge' into a breach."""
+    inv = build("excludes", {"values": ["x"]}, negate=negate)
     verdict = inv.evaluate(Observation(output=None, reason="agent_crash"))
-    assert not verdict.passed and "agent_crash" in verdict.message
+    assert not verdict.judged and "agent_crash" in verdict.message
+    assert inv.evaluate(ok("has x")).judged
+
+
+def test_status_is_not_judged_without_an_answer():
+    inv = build("status", {"in": [200]})
+    assert not inv.evaluate(Observation(output=None, reason="agent_timeout")).judged
+    assert not inv.evaluate(Observation(output=None, reason="http_5xx", status=503)).passed
 
 
 def test_pii_kinds_and_allow_list():

@@ -79,10 +79,19 @@ class Observation:
 
 @dataclass
 class Verdict:
-    """A checker's answer; `message` must not embed timings (the verdict part is byte-stable)."""
+    """A checker's answer; `message` must not embed timings (the verdict part is byte-stable).
+
+    `judged=False` means the run gave the checker nothing to judge (no output after a
+    timeout or crash): it is neither a pass nor a breach, so the outcome invariant
+    (`completes`) carries the failure once instead of every output check repeating it."""
 
     passed: bool
     message: str
+    judged: bool = True
+
+    @classmethod
+    def not_judged(cls, message: str) -> "Verdict":
+        return cls(True, message, judged=False)
 
 
 class InvariantBase(StrictModel):
@@ -105,7 +114,7 @@ class InvariantBase(StrictModel):
 
     def evaluate(self, obs: Observation) -> Verdict:
         verdict = self.check(obs)
-        if self.negate:
+        if self.negate and verdict.judged:
             return Verdict(not verdict.passed, f"negated: {verdict.message}")
         return verdict
 

@@ -32,6 +32,8 @@ class Status(InvariantBase):
     in_: list[int] = Field(alias="in", min_length=1)
 
     def check(self, obs: Observation) -> Verdict:
+        if obs.status is None:  # no answer at all: `completes` says why
+            return Verdict.not_judged(f"not judged: no status (outcome: {obs.reason})")
         ok = obs.status in self.in_
         return Verdict(ok, f"status {obs.status} {'is' if ok else 'is not'} in {self.in_}")
 

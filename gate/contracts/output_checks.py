@@ -1,8 +1,9 @@
 """Invariants on the agent's final output text.
 
 Each class is one invariant: its fields are its config parameters, `check` is
-the rule. A run that produced no output fails every output check, naming why,
-so a crash is never mistaken for a clean answer.
+the rule. A run that produced no output is not judged by any output check: the
+outcome (`completes`) carries that failure once, so a crash is never mistaken for
+a clean answer nor blamed on an output invariant that had no text to judge.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class OutputInvariant(InvariantBase):
 
     def check(self, obs: Observation) -> Verdict:
         if obs.output is None:
-            return Verdict(False, f"no output to check (outcome: {obs.reason})")
+            return Verdict.not_judged(f"not judged: no output (outcome: {obs.reason})")
         return self.check_text(obs.output, obs)
 
     def check_text(self, text: str, obs: Observation) -> Verdict:  # pragma: no cover
@@ -259,7 +260,7 @@ class SimilarToBaseline(OutputInvariant):
 
     def check_text(self, text, obs):
         if obs.baseline is None:
-            return Verdict(False, "no baseline output to compare with")
+            return Verdict.not_judged("not judged: no baseline output to compare with")
         score = lexical_similarity(text, obs.baseline)
         ok = score >= self.threshold
         return Verdict(ok, f"similarity to baseline {score:.2f} ({'>=' if ok else '<'} {self.threshold})")

@@ -176,7 +176,6 @@ class VerdictPart(BaseModel):
     invariants: list[InvariantSummary]
     outcome_tally: dict[str, int]
     pins: list[PinStatus] = Field(default_factory=list)
-    stray: list[StrayCall] = Field(default_factory=list)
     cells: list[CellResult]
 
 
@@ -208,6 +207,8 @@ class RunInfo(BaseModel):
     selected: list[str] | None = None
     shard: ShardInfo | None = None
     plan: list[str] = Field(default_factory=list, description="Every cell id of the whole plan, in order.")
+    stray: list[StrayCall] = Field(
+        default_factory=list, description="Calls seen while no cell ran on a worker; timing-dependent, so kept here.")
 
 
 class Report(BaseModel):

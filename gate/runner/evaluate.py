@@ -16,19 +16,23 @@ def check_run(invariants: list[InvariantBase], obs: Observation) -> list[CheckRe
     out = []
     for inv in invariants:
         verdict = inv.evaluate(obs)
-        out.append(CheckResult(invariant=inv.id, severity=inv.severity, passed=verdict.passed, message=verdict.message))
+        out.append(CheckResult(invariant=inv.id, severity=inv.severity, passed=verdict.passed, message=verdict.message,
+                               judged=verdict.judged))
     return out
 
 
 def _fold_invariant(inv: InvariantBase, runs: list[RunResult]) -> InvariantOutcome:
-    results = [c for r in runs if r.error is None for c in r.checks if c.invariant == inv.id]
+    """Pass rate over the runs that gave this invariant something to judge."""
+    checks = [c for r in runs if r.error is None for c in r.checks if c.invariant == inv.id]
+    results = [c for c in checks if c.judged]
     passed = sum(c.passed for c in results)
     rate = passed / len(results) if results else 1.0
     failing = next((c.message for c in results if not c.passed), None)
+    fallback = results[0].message if results else (checks[0].message if checks else "not checked")
     return InvariantOutcome(
         id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
         pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
-        message=failing or (results[0].message if results else "not checked"))
+        message=failing or fallback, not_judged_runs=len(checks) - len(results))
 
 
 def reproduce_command(config_path: str, cell: Cell, seed: int | None = None) -> str:

@@ -23,6 +23,8 @@ from gate.plan.shard import shard_of
 from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, Report, RunInfo, ShardInfo, Timings,
                                VerdictPart)
 from gate.runner.evaluate import fold_cell, reproduce_command
+from gate.runner import soundness
+from gate.runner.coverage import fault_coverage
 from gate.runner.loop import run_async
 from gate.runner.pool import make_workers, run_pool
 from gate.scoring import decide, overall_score, score_stages
@@ -97,8 +99,10 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
+    coverage = fault_coverage(cells, {r.id: r for r in results}, _stats_by_cell(pool, cells))
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
-                      concurrency=len(workers), only=only)
+                      concurrency=len(workers), only=only, coverage=coverage, stray=pool.stray,
+                      whole_plan=not only and shard is None)
     report.run.plan = [c.id for c in whole]
     status = {c.id: c.status for c in results}
     report.verdict.pins = [PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins]
@@ -108,6 +112,14 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None
     _redact_logs(out_dir / "logs", loaded.redactor)
     return report
+
+
+def _stats_by_cell(pool, cells: list[Cell]) -> dict[str, list]:
+    """cell id -> the proxy's per-run fault counters, in run order."""
+    out: dict[str, list] = {}
+    for item in sorted(pool.fault_stats, key=lambda i: (i.cell.index, i.run)):
+        out.setdefault(item.cell.id, []).append(pool.fault_stats[item])
+    return out
 
 
 def _redact_logs(log_dir: Path, redactor) -> None:
@@ -121,7 +133,8 @@ def _redact_logs(log_dir: Path, redactor) -> None:
             log.write_text(clean, encoding="utf-8")
 
 
-def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only) -> Report:
+def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only,
+             coverage=(), stray=(), whole_plan: bool = False) -> Report:
     config = loaded.config
     stages = score_stages(config, results)
     score = overall_score(stages)
@@ -143,9 +156,12 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
         counts=Counts(cells=len(results), passed=sum(c.status == "pass" for c in results),
                       failed=sum(c.status == "fail" for c in results),
                       errors=sum(c.status == "error" for c in results), flaky=sum(c.flaky for c in results)),
-        stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results)
+        stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
+        coverage=list(coverage))
+    soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
+                                           whole_plan=whole_plan, stray_count=len(stray)))
     finished = datetime.now(timezone.utc)
     return Report(verdict=part, timings=Timings(
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
         wall_seconds=round(wall, 3), agent_startup_seconds=startup, cells=timings),
-        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only))
+        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray)))

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from gate.config import LoadedConfig
 from gate.errors import ConfigError, HarnessError
 from gate.report.model import Report
+from gate.runner.coverage import merge_coverage
 from gate.runner.gate_run import assemble
 
 
@@ -75,6 +76,8 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path]) -> Report:
     wall = max(r.timings.wall_seconds for r in reports)
     startup = [s for r in reports for s in r.timings.agent_startup_seconds]
     merged = assemble(loaded, cells, reports[0].verdict.config, started, wall, startup, timings,
-                      concurrency=sum(r.run.concurrency for r in reports), only=None)
+                      concurrency=sum(r.run.concurrency for r in reports), only=None,
+                      coverage=merge_coverage([r.verdict.coverage for r in reports]),
+                      stray=[s for r in reports for s in r.run.stray], whole_plan=True)
     merged.run.plan = plan
     return merged

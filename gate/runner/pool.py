@@ -40,11 +40,16 @@ class WorkItem:
     run: int
 
 
+# Outcomes after which the agent may still be working on the cell it was given.
+STILL_BUSY = frozenset({"agent_timeout", "output_flood"})
+
+
 @dataclass
 class Worker:
     index: int
     instance: AgentInstance
     hooks: list[RunHook] = field(default_factory=list)
+    last_cell: str | None = None
 
     async def start(self) -> None:
         for hook in self.hooks:
@@ -63,7 +68,7 @@ class Worker:
         return raw.output
 
     async def execute(self, item: WorkItem, invariants: list[InvariantBase], baseline: str | None,
-                      ) -> tuple[RunResult, float, list]:
+                      ) -> tuple[RunResult, float, list, dict | None]:
         cell = item.cell
         ctx = {"cell_id": cell.id, "input_id": cell.input_id, "run": str(item.run)}
         obs = Observation(output=None, reason="harness_error", baseline=baseline)
@@ -82,13 +87,15 @@ class Worker:
             begun.clear()
             await self._probe_state(invariants, obs)
         except HarnessError as exc:
-            return RunResult(run=item.run, reason="harness_error", error=str(exc)), 0.0, []
+            return RunResult(run=item.run, reason="harness_error", error=str(exc)), 0.0, [], None
         except Exception as exc:  # a gate bug must become an error cell, never a traceback
             tb = traceback.format_exc(limit=3)
-            return RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"), 0.0, []
+            return RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"), 0.0, [], None
         finally:
             for hook in begun:  # release held connections even when the run failed
                 await hook.end(cell, item.run, obs)
+            self.last_cell = cell.id
+        await self._restart_if_still_busy(obs.reason)
         checks = check_run(invariants, obs)
         steps = [trace_step(e) for e in obs.trace]
         times = [(e.start_ms, e.end_ms, e.bytes_out) for e in obs.trace]
@@ -96,7 +103,22 @@ class Worker:
         failed = not all(c.passed for c in checks)
         return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
                          detail=raw.detail, checks=checks, trace=steps,
-                         state=worlds if worlds and failed else None), raw.latency_ms, times
+                         state=worlds if worlds and failed else None), raw.latency_ms, times, obs.state.get("faults")
+
+    async def _restart_if_still_busy(self, reason: str) -> None:
+        """An agent that outlived its cell's deadline may still be calling its LLM and tools;
+        restarting it keeps those calls out of the next cell's trace (the proxy records any
+        that arrive in between as stray, never as the next cell's)."""
+        policy = self.instance.spec.restart
+        if policy == "always" or (policy == "on_timeout" and reason in STILL_BUSY):
+            if self.instance.process is not None:
+                try:
+                    await self.instance.restart()
+                except Exception:  # the next cell's ensure_alive retries, and reports it as an error
+                    pass
+
+    def take_stray(self) -> list:
+        return [call for hook in self.hooks for call in (getattr(hook, "take_stray", lambda: [])())]
 
     async def _probe_state(self, invariants: list[InvariantBase], obs: Observation) -> None:
         for inv in invariants:
@@ -117,6 +139,8 @@ class PoolResult:
     trace_ms: dict[WorkItem, list]
     wall_ms: dict[WorkItem, float]
     startup_seconds: list[float]
+    fault_stats: dict[WorkItem, dict | None] = field(default_factory=dict)
+    stray: list = field(default_factory=list)
 
 
 def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
@@ -169,8 +193,9 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
         async def handle(worker, item: WorkItem):
             began = time.monotonic()
             applicable = [invariants[i] for i in item.cell.invariants]
-            run, latency, times = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
+            run, latency, times, stats = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
             result.runs[item], result.latency_ms[item], result.trace_ms[item] = run, latency, times
+            result.fault_stats[item] = stats
             result.wall_ms[item] = (time.monotonic() - began) * 1000
             if on_progress:
                 on_progress()
@@ -179,4 +204,5 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
     finally:
         result.startup_seconds = [round(w.instance.startup_seconds, 3) for w in workers]
         await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
+        result.stray = [call for w in workers for call in w.take_stray()]
     return result
