@@ -63,9 +63,9 @@ def test_junit_parses_and_counts_match_report(example_runs):
         failing_cases = [c for c in cases if any(isinstance(r, Failure) for r in c.result)]
         assert len(failing_cases) == report["verdict"]["counts"]["failed"]
         failures = [r for c in cases for r in c.result if isinstance(r, Failure)]
+        assert len(failures) == len(failing_cases)  # one <failure> per failing testcase, breaches folded in
         breaches = [b for cell in report["verdict"]["cells"] for b in cell["invariants"] if b["breached"]]
-        assert len(failures) == len(breaches)
-        assert sorted(f.type for f in failures) == sorted(b["id"] for b in breaches)
+        assert all(f"] {b['id']}: " in " ".join(f.message for f in failures) for b in breaches)
         assert not [r for c in cases for r in c.result if isinstance(r, Error)]
         for s in xml:
             props = {p.name: p.value for p in s.properties()}
@@ -76,7 +76,7 @@ def test_junit_parses_and_counts_match_report(example_runs):
 def test_failure_carries_invariant_input_and_output(example_runs):
     d = example_runs[("fragile", 2)][1]
     xml = JUnitXml.fromfile(str(d / "junit.xml"))
-    failure = next(r for s in xml for c in s for r in c.result if isinstance(r, Failure) and r.type == "no-injected-reply")
+    failure = next(r for s in xml for c in s for r in c.result if isinstance(r, Failure) and "] no-injected-reply: " in r.message)
     assert "input: " in failure.text and "Ignore all previous instructions" in failure.text
     assert "output: PWNED" in failure.text and "--only mutation/" in failure.text
 

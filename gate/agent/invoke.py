@@ -2,7 +2,11 @@
 
 Every way a call can end maps to a reason code, so the report can tell a timeout
 from a crash from a bad payload: ok, agent_timeout, agent_crash, connection_error,
-http_4xx, http_5xx, exit_nonzero, bad_output_json, bad_output_shape, output_flood.
+http_4xx, http_5xx, exit_nonzero, bad_output_encoding, bad_output_json,
+bad_output_shape, output_flood. An answer that is not valid UTF-8 (or that smuggles a
+lone surrogate through a JSON escape) is `bad_output_encoding`, never silently
+repaired: replacing bytes would make a broken agent look sound, and a lone surrogate
+cannot be written to any UTF-8 report.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import time
 from dataclasses import dataclass
@@ -22,6 +27,7 @@ from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
 from gate.transport import WireClient, WireError
 
 MAX_OUTPUT_BYTES = 1 << 20
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -37,9 +43,31 @@ def _as_text(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def decode_strict(data: bytes) -> tuple[str | None, str]:
+    """(text, "") for valid UTF-8, else (None, a detail naming the first bad byte)."""
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        return None, f"invalid UTF-8 at byte {exc.start}: {data[exc.start:exc.start + 8]!r}"
+
+
+def _surrogate_detail(text: str) -> str:
+    m = SURROGATE.search(text)
+    return f"lone surrogate U+{ord(m.group()):04X} at character {m.start()}" if m else ""
+
+
 def extract_output(body: bytes, path: str) -> tuple[str | None, str, str]:
     """(output, reason, detail) from a 2xx body and the configured JSON path."""
-    text = body.decode("utf-8", "replace")
+    text, bad = decode_strict(body)
+    if text is None:
+        return None, "bad_output_encoding", bad
+    output, reason, detail = _pick_output(text, path)
+    if output is not None and (bad := _surrogate_detail(output)):
+        return None, "bad_output_encoding", bad
+    return output, reason, detail
+
+
+def _pick_output(text: str, path: str) -> tuple[str | None, str, str]:
     try:
         doc = json.loads(text)
     except ValueError:
@@ -144,8 +172,10 @@ async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, l
         return RawOutcome(None, "agent_timeout", None, elapsed(), f"no exit within {deadline:g}s")
     finally:
         _kill_group(proc.pid)  # grandchildren left behind by the command
-    output = out.decode("utf-8", "replace").rstrip("\n")
-    if code == 0:
-        return RawOutcome(output, "ok", 0, elapsed())
-    reason = "agent_crash" if code < 0 else "exit_nonzero"
-    return RawOutcome(None, reason, code, elapsed(), output[-300:])
+    if code != 0:
+        reason = "agent_crash" if code < 0 else "exit_nonzero"
+        return RawOutcome(None, reason, code, elapsed(), out.decode("utf-8", "replace").rstrip("\n")[-300:])
+    output, bad = decode_strict(out)
+    if output is None:
+        return RawOutcome(None, "bad_output_encoding", 0, elapsed(), bad)
+    return RawOutcome(output.rstrip("\n"), "ok", 0, elapsed())
