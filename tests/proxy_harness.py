@@ -91,8 +91,11 @@ class ProxyHarness:
     def end(self):
         class Obs:
             trace = []
+            state: dict = {}
         obs = Obs()
+        obs.state = {}
         self._call(self.hook.end(None, 0, obs))
+        self.state = obs.state  # the run's fault counters, under "faults"
         return obs.trace
 
     def openai(self, **kw):

@@ -1,8 +1,10 @@
-"""Faults in an LLM's answer: broken streams, broken JSON, wrong shapes, drift.
+"""Faults in an LLM's answer: broken JSON, cut content, wrong shapes, bad tool
+arguments, drift (stream-level faults live in streams.py).
 
 Each forwards the request (the upstream or the sim really answers) and then damages
-the answer in one precise way. Stream faults count whole SSE events, so "after 3
-events" means the same bytes every time.
+the answer in one precise way, in JSON or in each event of a stream. Only what a
+rewrite changed is re-encoded, and a fault that finds nothing to damage (no tool call,
+no JSON) says so as `not_applicable`.
 """
 
 from __future__ import annotations
@@ -13,89 +15,14 @@ from typing import Literal
 from pydantic import Field
 
 from gate.faults.base import LLM, FaultBase, register
-from gate.faults.shapes import anthropic_stream_error
+from gate.faults.bodies import map_event, map_json
 from gate.proxy import sse
+
+NOT_JSON = "the answer is not JSON"
 
 
 class _LlmFault(FaultBase):
     applies_to = frozenset({LLM})
-
-
-async def _relay_events(ex, resp, upto: int | None = None):
-    """Start the response and relay events; returns the events not yet sent."""
-    await ex.start(resp.status, resp.headers)
-    pending, sent = [], 0
-    async for event in sse.events(resp.chunks()):
-        if upto is not None and sent >= upto:
-            pending.append(event)
-            continue
-        await ex.write(event)
-        sent += 1
-    await resp.aclose()
-    return pending
-
-
-@register
-class Stall(_LlmFault):
-    """The stream stops after N events and hangs (bounded), then drops."""
-
-    kind: Literal["stall"] = "stall"
-    after_events: int = Field(default=2, ge=0)
-    seconds: float = Field(default=30.0, gt=0, le=600)
-
-    async def apply(self, ex):
-        resp = await ex.forward()
-        if not resp.is_sse:
-            body = await resp.read()
-            await ex.start(resp.status, resp.headers, length=len(body))
-            await ex.write(body[: len(body) // 2])
-        else:
-            await _relay_events(ex, resp, self.after_events)
-        ex.note(f"stalled after {self.after_events} events")
-        await ex.hold(self.seconds)
-        await ex.abort("then dropped")
-
-
-@register
-class TruncateStream(_LlmFault):
-    """Close the stream cleanly after N events: no finish reason, no [DONE] / message_stop."""
-
-    kind: Literal["truncate_stream"] = "truncate_stream"
-    after_events: int = Field(default=3, ge=0)
-
-    async def apply(self, ex):
-        resp = await ex.forward()
-        if not resp.is_sse:
-            body = await resp.read()
-            ex.note("body cut in half")
-            await ex.respond(resp.status, body[: len(body) // 2], resp.headers)
-            return
-        await _relay_events(ex, resp, self.after_events)
-        ex.note(f"stream closed after {self.after_events} events")
-        await ex.finish()
-
-
-@register
-class MalformedSse(_LlmFault):
-    """After N events, an event whose data is not valid JSON, then the rest of the stream."""
-
-    kind: Literal["malformed_sse"] = "malformed_sse"
-    after_events: int = Field(default=1, ge=0)
-
-    async def apply(self, ex):
-        resp = await ex.forward()
-        if not resp.is_sse:
-            return await MalformedJson().apply_to(ex, resp)
-        rest = await _relay_events(ex, resp, self.after_events)
-        if ex.info.provider == "anthropic":
-            await ex.write(b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
-                           b'"delta": {"type": "text_delta", "text": "\\u00\n\n')
-        else:
-            await ex.write(b'data: {"choices": [{"delta": {"content": "\\u00\n\n')
-        for event in rest:
-            await ex.write(event)
-        ex.note(f"bad event after {self.after_events} events")
-        await ex.finish()
 
 
 @register
@@ -124,17 +51,19 @@ async def _rewrite_json(ex, rewrite) -> None:
     if resp.is_sse:
         await ex.start(resp.status, resp.headers)
         async for event in sse.events(resp.chunks()):
-            doc = sse.data_of(event)
-            if isinstance(doc, dict):
-                event = sse.encode(rewrite(doc, True), sse.name_of(event))
-            await ex.write(event)
-        await ex.finish()
-        return
-    try:
-        doc = await resp.json()
-    except ValueError:
-        return await ex.respond(resp.status, await resp.read(), resp.headers)
-    await ex.respond_json(resp.status, rewrite(doc, False))
+            await ex.write(map_event(event, lambda doc: rewrite(doc, True)))
+        await resp.aclose()
+        return await ex.finish()
+    await _rewrite_body(ex, resp, lambda doc: rewrite(doc, False))
+
+
+async def _rewrite_body(ex, resp, rewrite) -> None:
+    body = await resp.read()
+    await resp.aclose()
+    new = map_json(body, rewrite)
+    if new is None:
+        ex.not_applicable(NOT_JSON)
+    await ex.respond(resp.status, body if new is None else new, resp.headers, content_type=None)
 
 
 @register
@@ -145,22 +74,20 @@ class CutContent(_LlmFault):
 
     async def apply(self, ex):
         resp = await ex.forward()
-        if resp.is_sse:
-            await ex.start(resp.status, resp.headers)
-            content_seen = 0
-            async for event in sse.events(resp.chunks()):
-                if sse.is_content(event):
-                    content_seen += 1
-                    if content_seen > 1:
-                        continue
-                doc = sse.data_of(event)
-                if isinstance(doc, dict):
-                    event = sse.encode(_cut(doc, True), sse.name_of(event))
-                await ex.write(event)
-            ex.note("content cut after the first delta")
-            return await ex.finish()
-        doc = await resp.json()
-        await ex.respond_json(resp.status, _cut(doc, False))
+        if not resp.is_sse:
+            return await _rewrite_body(ex, resp, lambda doc: _cut(doc, False))
+        await ex.start(resp.status, resp.headers)
+        content_seen = 0
+        async for event in sse.events(resp.chunks()):
+            if sse.is_content(event):
+                content_seen += 1
+                if content_seen > 1:
+                    continue
+            await ex.write(map_event(event, lambda doc: _cut(doc, True)))
+        await resp.aclose()
+        if content_seen > 1:
+            ex.note(f"content cut after the first delta ({content_seen - 1} dropped)")
+        await ex.finish()
 
 
 def _cut(doc: dict, streaming: bool) -> dict:
@@ -215,6 +142,7 @@ class BadToolArgs(_LlmFault):
                     fn = call.get("function") or {}
                     if not streaming and "arguments" in fn:
                         fn["arguments"] = self.arguments
+                        corrupted.append(True)
                     elif streaming and fn.get("arguments") and not corrupted:
                         fn["arguments"] = "}" + fn["arguments"]
                         corrupted.append(True)
@@ -222,68 +150,17 @@ class BadToolArgs(_LlmFault):
                 for block in doc.get("content") or []:
                     if block.get("type") == "tool_use":
                         block["input"] = self.arguments
-            if doc.get("type") == "content_block_delta" and doc["delta"].get("type") == "input_json_delta" \
-                    and not corrupted:
-                doc["delta"]["partial_json"] = "}" + doc["delta"]["partial_json"]
+                        corrupted.append(True)
+            delta = doc.get("delta") if doc.get("type") == "content_block_delta" else None
+            if isinstance(delta, dict) and delta.get("type") == "input_json_delta" and not corrupted:
+                delta["partial_json"] = "}" + delta.get("partial_json", "")
                 corrupted.append(True)
             return doc
-        ex.note("tool arguments made invalid")
         await _rewrite_json(ex, rewrite)
-
-
-async def _fragments(ex, mutate) -> None:
-    """Buffer the stream's tool-argument fragments and let `mutate` rearrange them."""
-    resp = await ex.forward()
-    if not resp.is_sse:
-        return await ex.pipe(resp)
-    await ex.start(resp.status, resp.headers)
-    held = []
-    async for event in sse.events(resp.chunks()):
-        if sse.is_tool_fragment(event):
-            held.append(event)
-            continue
-        if held:
-            for e in mutate(held):
-                await ex.write(e)
-            held = []
-        await ex.write(event)
-    for e in mutate(held):
-        await ex.write(e)
-    await ex.finish()
-
-
-@register
-class DuplicateToolFragment(_LlmFault):
-    """One tool-argument fragment of the stream is sent twice."""
-
-    kind: Literal["duplicate_tool_fragment"] = "duplicate_tool_fragment"
-    fragment: int = Field(default=1, ge=0, description="Index of the fragment to repeat.")
-
-    async def apply(self, ex):
-        def mutate(frags):
-            if not frags:
-                return frags
-            i = min(self.fragment, len(frags) - 1)
-            ex.note(f"fragment {i} duplicated")
-            return frags[: i + 1] + [frags[i]] + frags[i + 1:]
-        await _fragments(ex, mutate)
-
-
-@register
-class ReorderToolFragments(_LlmFault):
-    """Two adjacent tool-argument fragments of the stream arrive swapped."""
-
-    kind: Literal["reorder_tool_fragments"] = "reorder_tool_fragments"
-    fragment: int = Field(default=0, ge=0)
-
-    async def apply(self, ex):
-        def mutate(frags):
-            if len(frags) < 2:
-                return frags
-            i = min(self.fragment, len(frags) - 2)
-            ex.note(f"fragments {i} and {i + 1} swapped")
-            return frags[:i] + [frags[i + 1], frags[i]] + frags[i + 2:]
-        await _fragments(ex, mutate)
+        if corrupted:
+            ex.note("tool arguments made invalid")
+        elif not ex.inapplicable:
+            ex.not_applicable("the answer has no tool call")
 
 
 @register
@@ -298,6 +175,14 @@ class Drift(_LlmFault):
         await _rewrite_json(ex, self._rewrite)
 
     def _rewrite(self, doc, streaming):
+        self._openai(doc, streaming)
+        if doc.get("type") == "message":
+            self._anthropic(doc)
+        if doc.get("type") in ("content_block_delta", "message_delta"):
+            self._anthropic_event(doc)
+        return doc
+
+    def _openai(self, doc, streaming):
         for choice in _openai_choices(doc):
             holder = choice.get("delta" if streaming else "message") or {}
             if self.mode == "rename" and "content" in holder:
@@ -307,34 +192,28 @@ class Drift(_LlmFault):
                 holder["content"] = None
             elif self.mode == "format" and isinstance(holder.get("content"), str) and holder["content"]:
                 holder["content"] = json.dumps({"answer": holder["content"]})
-        if doc.get("type") == "message":
-            if self.mode == "refusal":
-                doc["content"], doc["stop_reason"] = [], "refusal"
-            for block in doc.get("content") or []:
-                if block.get("type") == "text":
-                    if self.mode == "rename":
-                        block["type"], block["value"] = "output_text", block.pop("text")
-                    elif self.mode == "format":
-                        block["text"] = json.dumps({"answer": block["text"]})
-        return doc
 
+    def _anthropic(self, doc):
+        if self.mode == "refusal":
+            doc["content"], doc["stop_reason"] = [], "refusal"
+        for block in doc.get("content") or []:
+            if block.get("type") == "text":
+                if self.mode == "rename":
+                    block["type"], block["value"] = "output_text", block.pop("text")
+                elif self.mode == "format":
+                    block["text"] = json.dumps({"answer": block["text"]})
 
-@register
-class StreamError(_LlmFault):
-    """Mid-stream provider error: Anthropic's `event: error`, OpenAI's error chunk."""
-
-    kind: Literal["stream_error"] = "stream_error"
-    after_events: int = Field(default=2, ge=0)
-
-    async def apply(self, ex):
-        resp = await ex.forward()
-        if not resp.is_sse:
-            return await ex.pipe(resp)
-        await _relay_events(ex, resp, self.after_events)
-        if ex.info.provider == "anthropic":
-            await ex.write(anthropic_stream_error())
-        else:
-            await ex.write(sse.encode({"error": {"message": "The server had an error (injected by chaos-gate)",
-                                                 "type": "server_error"}}))
-        ex.note(f"error event after {self.after_events} events")
-        await ex.finish()
+    def _anthropic_event(self, doc):
+        """A Messages stream: text deltas renamed, emptied (refusal) or reformatted."""
+        delta = doc.get("delta")
+        if not isinstance(delta, dict):
+            return
+        if doc["type"] == "message_delta" and self.mode == "refusal":
+            delta["stop_reason"] = "refusal"
+        elif delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+            if self.mode == "rename":
+                delta["value"] = delta.pop("text")
+            elif self.mode == "refusal":
+                delta["text"] = ""
+            elif delta["text"]:
+                delta["text"] = json.dumps({"answer": delta["text"]})

@@ -45,6 +45,7 @@ class Schedule:
     run: int
     calls: dict[int, int] = field(default_factory=dict)
     fired: dict[int, int] = field(default_factory=dict)
+    not_applicable: dict[int, int] = field(default_factory=dict)  # firings that met an answer they could not alter
 
     def decide(self, info) -> Decision | None:
         chosen = None
@@ -58,3 +59,13 @@ class Schedule:
                 self.fired[index] = self.fired.get(index, 0) + 1
                 chosen = Decision(fault, index, call)
         return chosen
+
+    def mark_not_applicable(self, index: int) -> None:
+        self.not_applicable[index] = self.not_applicable.get(index, 0) + 1
+
+    def stats(self) -> dict[int, dict[str, int]]:
+        """Per fault index: requests matched, honest firings, firings that changed nothing."""
+        return {index: {"matched": self.calls.get(index, 0),
+                        "fired": self.fired.get(index, 0) - self.not_applicable.get(index, 0),
+                        "not_applicable": self.not_applicable.get(index, 0)}
+                for index in range(len(self.faults))}

@@ -3,7 +3,6 @@ timeouts, resets, latency, empty and garbage bodies."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from typing import Literal
 
@@ -125,8 +124,7 @@ class Latency(FaultBase):
 
     async def apply(self, ex):
         ex.note(f"+{self.ms:g} ms")
-        await ex.run.advance_clock(self.ms / 1000)
-        await asyncio.sleep(self.ms / 1000)
+        await ex.delay(self.ms / 1000)
         await ex.pipe(await ex.forward())
 
 

@@ -1,7 +1,9 @@
 """The proxy as an ASGI app: route, consult the schedule, apply a fault or pass through, trace.
 
 One instance per worker. `current` is the (cell, run) in progress; requests that
-arrive outside any run (the agent warming up) pass through untraced and unfaulted.
+arrive outside any run pass through unfaulted and are kept as `stray` (with the last
+cell that ran): warm-up calls are legitimate, but an agent that outlived its cell must
+never have its calls charged to the next one.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ class RunState:
         self.over = asyncio.Event()
         self.calls: dict[str, int] = {}
         self.clock_offset = 0.0  # fake-clock seconds added by latency faults
+        self.active: set[asyncio.Task] = set()  # exchanges still answering (judged when they end)
+
+    async def settle(self, seconds: float = 1.0) -> None:
+        """Let exchanges released by the end of the run finish, so their judgement counts."""
+        if self.active:
+            await asyncio.wait(set(self.active), timeout=seconds)
 
     def now_ms(self) -> float:
         return round((time.monotonic() - self.t0) * 1000, 1)
@@ -48,6 +56,9 @@ class ProxyApp:
     def __init__(self, routes: dict[tuple[str, str], Route]):
         self.routes = routes
         self.current: RunState | None = None
+        self.on_header = None  # (name, value) -> None: lets the Redactor learn the agent's auth headers
+        self.last_cell: str | None = None  # set by the hook when a run begins
+        self.stray: list[tuple[str | None, TraceEntry]] = []  # (last cell, entry) seen between runs
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -60,10 +71,13 @@ class ProxyApp:
         body = await _read_body(receive)
         path = parts[2] + (("?" + scope["query_string"].decode()) if scope.get("query_string") else "")
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        if self.on_header is not None:
+            for name, value in headers:
+                self.on_header(name, value)
         info = route.describe(scope["method"], path, body)
-        await self._handle(route, info, headers, body, send)
+        await self._handle(route, info, headers, body, send, receive)
 
-    async def _handle(self, route, info, headers, body, send):
+    async def _handle(self, route, info, headers, body, send, receive=None):
         run = self.current
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
                            method=info.method, path=info.path, model=info.model, tool=info.tool,
@@ -74,15 +88,16 @@ class ProxyApp:
         if run is not None:
             run.calls[route.name] = entry.call = run.calls.get(route.name, 0) + 1
             run.trace.append(entry)
+            run.active.add(asyncio.current_task())
         decision = None
         if run is not None and run.schedule is not None and route.faultable(info):
             decision = run.schedule.decide(info)
-        ex = Exchange(info, headers, body, send, route.upstream, entry, state)
+        ex = Exchange(info, headers, body, send, route.upstream, entry, state, receive)
         try:
             if run is not None and run.replay is not None:
                 await _serve_recorded(run.replay, info, body, ex)
             elif decision is not None:
-                entry.fault = decision.fault.label()
+                entry.fault, entry.fault_index = decision.fault.label(), decision.index
                 await decision.fault.apply(ex)
             else:
                 await ex.pipe(await ex.forward())
@@ -90,12 +105,31 @@ class ProxyApp:
             pass
         except UpstreamUnavailable as exc:
             entry.note = f"upstream unreachable: {exc}"[:200]
+            ex.not_applicable(entry.note)
             if not ex.started:
                 await ex.respond_json(502, error_body(info.provider, 502, "chaos-gate proxy: upstream unreachable"))
         except (OSError, RuntimeError) as exc:  # the agent went away mid-response
             entry.note = (entry.note + f" client gone ({type(exc).__name__})").strip()
         finally:
             entry.end_ms = state.now_ms()
+            if decision is not None and run.replay is None:
+                _judge(run.schedule, decision.index, ex)
+            if run is None:
+                self.stray.append((self.last_cell, entry))
+            else:
+                run.active.discard(asyncio.current_task())
+
+
+def _judge(schedule, index: int, ex: Exchange) -> None:
+    """`fired` only if the agent got something the upstream did not send (or the upstream
+    saw nothing); otherwise `not_applicable`, with the reason replacing the fault's claims."""
+    reason = ex.inapplicable or (None if ex.changed() else "changed nothing")
+    if reason is None:
+        ex.entry.fault_status = "fired"
+        return
+    ex.entry.fault_status = "not_applicable"
+    ex.entry.note = f"not applicable: {reason}"
+    schedule.mark_not_applicable(index)
 
 
 def _header(headers, *names) -> str | None:
@@ -132,18 +166,6 @@ async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
         ex.note("not in the recording")
         await ex.respond_json(502, error_body(info.provider, 502, "chaos-gate replay: request not in the recording"))
         return
-    ex.entry.fault = recorded.fault
-    if recorded.status is None:
-        await ex.abort("dropped, as recorded")
-    events = recorded.events
-    if events is None and info.stream and recorded.kind == "llm" and recorded.status == 200:
-        from gate.proxy.sim import completion_as_stream
+    from gate.replay.serve import serve_exchange
 
-        events = completion_as_stream(recorded.body, info.provider)  # imported JSON, streaming agent
-    if events is not None:
-        await ex.start(recorded.status, content_type="text/event-stream")
-        for event in events:
-            await ex.write(event.encode())
-        await ex.finish()
-        return
-    await ex.respond(recorded.status, recorded.body.encode(), content_type=recorded.content_type)
+    await serve_exchange(recorded, info, ex)  # delays, holds and drops as recorded

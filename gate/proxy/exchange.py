@@ -3,11 +3,18 @@
 A fault never touches ASGI or sockets directly: it forwards, responds, streams,
 holds or aborts through this class, which also keeps the trace entry honest
 (status, bytes, whether the request reached the upstream, the note to show).
+
+Honesty lives here too: the upstream's answer is digested as the fault reads it and
+what the agent receives is digested as it is written, so after `apply` the proxy can
+tell whether the fault changed anything at all (`changed()`), whatever the fault says.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
@@ -37,6 +44,10 @@ class UpstreamResponse:
     def __init__(self, status: int, headers: list[tuple[str, str]], chunks: AsyncIterator[bytes], close=None):
         self.status, self.headers, self._chunks, self._close = status, headers, chunks, close
         self._body: bytes | None = None
+        # What was read of the body, digested as it streams by (bounded memory); the
+        # honesty check compares it with what the agent was sent.
+        self.seen = hashlib.sha256(f"{status}\n".encode())
+        self.exhausted = False
 
     @property
     def content_type(self) -> str:
@@ -46,16 +57,22 @@ class UpstreamResponse:
     def is_sse(self) -> bool:
         return "text/event-stream" in self.content_type
 
+    async def _pull(self) -> AsyncIterator[bytes]:
+        async for chunk in self._chunks:
+            self.seen.update(chunk)
+            yield chunk
+        self.exhausted = True
+
     async def chunks(self) -> AsyncIterator[bytes]:
         if self._body is not None:
             yield self._body
             return
-        async for chunk in self._chunks:
+        async for chunk in self._pull():
             yield chunk
 
     async def read(self) -> bytes:
         if self._body is None:
-            self._body = b"".join([c async for c in self._chunks])
+            self._body = b"".join([c async for c in self._pull()])
         return self._body
 
     async def json(self) -> Any:
@@ -72,10 +89,29 @@ class Aborted(Exception):
 
 class Exchange:
     def __init__(self, info: RequestInfo, headers: list[tuple[str, str]], body: bytes, send, upstream,
-                 entry: TraceEntry, run_state):
+                 entry: TraceEntry, run_state, receive=None):
         self.info, self.headers, self.body, self._send = info, headers, body, send
-        self.upstream, self.entry, self.run = upstream, entry, run_state
+        self.upstream, self.entry, self.run, self._receive = upstream, entry, run_state, receive
         self.started = False
+        self.completed = False  # the response ended cleanly (not dropped)
+        self.delayed = 0.0  # seconds of deliberate delay before the answer
+        self.response: UpstreamResponse | None = None
+        self.sent = hashlib.sha256()
+        self.inapplicable: str | None = None
+
+    # -- honesty ------------------------------------------------------------------
+    def not_applicable(self, reason: str) -> None:
+        """The fault met an answer it cannot alter; the caller passes the answer through."""
+        self.inapplicable = reason
+
+    def changed(self) -> bool:
+        """Did the agent get something other than the upstream's answer, as it was sent?"""
+        resp = self.response
+        if resp is None or self.delayed > 0:
+            return True  # withheld from the upstream, or delivered late on purpose
+        if not resp.exhausted:
+            return True  # the fault never passed on the rest of the answer
+        return (resp.seen.digest(), True) != (self.sent.digest(), self.completed)
 
     # -- request side -------------------------------------------------------------
     @property
@@ -88,7 +124,8 @@ class Exchange:
     async def forward(self) -> UpstreamResponse:
         """Send the request upstream (the upstream really executes it)."""
         self.entry.forwarded = True
-        return await self.upstream.send(self.info, self.headers, self.body)
+        self.response = await self.upstream.send(self.info, self.headers, self.body)
+        return self.response
 
     # -- response side ------------------------------------------------------------
     async def start(self, status: int, headers: list[tuple[str, str]] | dict | None = None,
@@ -102,18 +139,24 @@ class Exchange:
         self.entry.status = status
         self.entry.content_type = next((v for k, v in pairs if k.lower() == "content-type"), "")
         self.started = True
+        if self.run.record:  # the headers a replay must send back (gate.replay.recorder)
+            self.entry.extra["headers"] = pairs
+        self.sent.update(f"{status}\n".encode())
         await self._send({"type": "http.response.start", "status": status,
                           "headers": [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in pairs]})
 
     async def write(self, data: bytes) -> None:
         if data:
             self.entry.bytes_out += len(data)
+            self.sent.update(data)
             if self.run.record:
                 self.entry.response_chunks.append(data)
             await self._send({"type": "http.response.body", "body": data, "more_body": True})
 
     async def finish(self) -> None:
         await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+        self.completed = True
+        self.entry.extra["closed"] = True  # a clean end, not a drop (kept in recorded sessions)
 
     async def respond(self, status: int, body: bytes, headers: dict | list | None = None,
                       content_type: str = "application/json") -> None:
@@ -134,10 +177,39 @@ class Exchange:
             await resp.aclose()
         await self.finish()
 
+    async def delay(self, seconds: float) -> None:
+        """Wait before answering (the fake clock moves with it)."""
+        self.delayed += seconds
+        self.entry.extra["delay_ms"] = round(self.delayed * 1000, 1)  # replayed as recorded
+        await self.run.advance_clock(seconds)
+        await asyncio.sleep(seconds)
+
     async def hold(self, seconds: float) -> None:
-        """Keep the connection open and silent, at most `seconds`, never past the cell."""
-        self.entry.note = (self.entry.note + f" held {seconds:g}s").strip()
-        await self.run.wait_or_end(seconds)
+        """Keep the connection open and silent, at most `seconds`, never past the cell.
+
+        The note says how the hold ended (deterministic for a deterministic agent);
+        how long it really lasted is measured into `entry.extra["held_ms"]`."""
+        began = time.monotonic()
+        ended = await self._hold_until(seconds)
+        self.entry.extra["held_ms"] = round((time.monotonic() - began) * 1000, 1)
+        self.entry.extra["hold_ended"] = ended  # a replay holds for the time, or until the agent gives up
+        self.note({"full": f"held the full {seconds:g}s", "gone": "held until the agent gave up",
+                   "over": "held until the cell ended"}[ended])
+
+    async def _hold_until(self, seconds: float) -> str:
+        waits = {asyncio.ensure_future(asyncio.sleep(seconds)): "full",
+                 asyncio.ensure_future(self.run.over.wait()): "over"}
+        if self._receive is not None:
+            waits[asyncio.ensure_future(self._client_gone())] = "gone"
+        done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        return min((waits[t] for t in done), key=["gone", "over", "full"].index)
+
+    async def _client_gone(self) -> None:
+        """Return when the agent closes the connection (its body was already read)."""
+        while (await self._receive())["type"] != "http.disconnect":
+            pass
 
     async def abort(self, note: str = "connection dropped") -> None:
         """Drop the connection without (the rest of) a response."""

@@ -1,7 +1,8 @@
 """The proxy as a worker attachment: env vars for the agent, a RunState per cell run.
 
 The runner calls begin/end around every run; `end` releases held connections and
-hands the run's trace to the observation the invariants check.
+hands the run's trace, and the faults' honest counters (`obs.state["faults"]`), to the
+observation. Calls seen between runs are handed out by `take_stray` as StrayCalls.
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ from gate.proxy.routes import Route
 from gate.proxy.server import ProxyServer
 from gate.proxy.sim import SimUpstream
 from gate.proxy.upstream import HttpUpstream, upstream_client
+from gate.report.model import StrayCall
 
 
 class ProxyHook:
     def __init__(self, config: Config, bind: str = "127.0.0.1", advertise: str | None = None,
-                 record_dir=None, redact=lambda s: s):
-        self.config = config
+                 record_dir=None, redact=lambda s: s, worker: int = 0):
+        self.config, self.worker = config, worker
         self.record_dir, self.redact = record_dir, redact
         self.client = None
         self.app = ProxyApp({})
+        # redact is the Redactor's bound `redact`: let its Redactor learn the auth headers the agent sends
+        self.app.on_header = getattr(getattr(redact, "__self__", redact), "note_header", None)
         self.server = ProxyServer(self.app, bind, advertise)
         self.last_run: RunState | None = None
         self.worlds: dict = {}  # world name -> WorldUpstream, filled at start
@@ -65,6 +69,7 @@ class ProxyHook:
         session = getattr(cell, "session", None)
         book = ReplayBook(session) if session is not None else None
         state = self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
+        self.app.last_cell = cell.id
         for upstream in self.worlds.values():
             upstream.reset(lambda: state.clock_offset)  # fresh state per run; the clock moves with latency
 
@@ -74,14 +79,23 @@ class ProxyHook:
         if state is None:
             return
         state.over.set()
+        await state.settle()
         self.last_run = state
         obs.trace = list(state.trace)
+        if state.schedule is not None:
+            obs.state["faults"] = state.schedule.stats()
         for name, upstream in self.worlds.items():
             obs.state[f"world:{name}"] = upstream.state.snapshot()
         if state.record:
             from gate.replay.recorder import record_session
 
             record_session(cell, obs, state.trace, self.record_dir, self.redact)
+
+    def take_stray(self) -> list[StrayCall]:
+        """Calls that arrived while no cell ran on this worker, oldest first; clears the list."""
+        taken, self.app.stray = self.app.stray, []
+        return [StrayCall(worker=self.worker, after_cell=after, target=e.target, method=e.method, path=e.path,
+                          status=e.status) for after, e in taken]
 
     async def stop(self) -> None:
         await self.server.stop()
@@ -103,4 +117,4 @@ def proxy_factory(config: Config, record_dir=None, redact=lambda s: s):
         where = placement(docker_client())
         if where.mode == "network":  # the agent is a sibling container: listen on our network address
             bind, advertise = "0.0.0.0", where.own_ip
-    return lambda index: [ProxyHook(config, bind, advertise, record_dir, redact)]
+    return lambda index: [ProxyHook(config, bind, advertise, record_dir, redact, worker=index)]

@@ -22,6 +22,8 @@ class TraceEntry:
     rpc_method: str | None = None
     status: int | None = None
     fault: str | None = None
+    fault_status: str | None = None  # fired | not_applicable (the reason is in note)
+    fault_index: int | None = None  # the fault's index in its scenario
     note: str = ""
     forwarded: bool = False
     bytes_out: int = 0

@@ -1,0 +1,192 @@
+"""Faults in an LLM's stream: a stall, a clean truncation, a malformed or error event,
+tool-argument fragments duplicated or reordered.
+
+Each counts whole SSE events, so "after 3 events" means the same bytes every time. A
+stream fault that meets a non-streaming answer, or a stream too short to cut, passes
+the answer through and records `not_applicable` with the reason, rather than claiming
+a stall that never happened or silently turning into another fault.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from gate.faults.base import LLM, FaultBase, register
+from gate.faults.shapes import anthropic_stream_error
+from gate.proxy import sse
+
+NOT_A_STREAM = "the answer is not a stream"
+
+
+class _StreamFault(FaultBase):
+    applies_to = frozenset({LLM})
+
+
+async def _pass(ex, resp, reason: str) -> None:
+    ex.not_applicable(reason)
+    await ex.pipe(resp)
+
+
+def _too_short(events: int) -> str:
+    return f"the stream ended within {events} events"
+
+
+async def _relay_events(ex, resp, upto: int | None = None) -> list[bytes]:
+    """Start the response and relay events; returns the events not yet sent."""
+    await ex.start(resp.status, resp.headers)
+    pending, sent = [], 0
+    async for event in sse.events(resp.chunks()):
+        if upto is not None and sent >= upto:
+            pending.append(event)
+            continue
+        await ex.write(event)
+        sent += 1
+    await resp.aclose()
+    return pending
+
+
+@register
+class Stall(_StreamFault):
+    """The stream stops after N events and hangs (bounded), then drops."""
+
+    kind: Literal["stall"] = "stall"
+    after_events: int = Field(default=2, ge=0)
+    seconds: float = Field(default=30.0, gt=0, le=600)
+
+    async def apply(self, ex):
+        resp = await ex.forward()
+        if not resp.is_sse:
+            return await _pass(ex, resp, NOT_A_STREAM)
+        if not await _relay_events(ex, resp, self.after_events):
+            ex.not_applicable(_too_short(self.after_events))
+            return await ex.finish()
+        ex.note(f"stalled after {self.after_events} events;")
+        await ex.hold(self.seconds)
+        await ex.abort("then dropped")
+
+
+@register
+class TruncateStream(_StreamFault):
+    """Close the stream cleanly after N events: no finish reason, no [DONE] / message_stop."""
+
+    kind: Literal["truncate_stream"] = "truncate_stream"
+    after_events: int = Field(default=3, ge=0)
+
+    async def apply(self, ex):
+        resp = await ex.forward()
+        if not resp.is_sse:
+            return await _pass(ex, resp, NOT_A_STREAM)
+        if await _relay_events(ex, resp, self.after_events):
+            ex.note(f"stream closed after {self.after_events} events")
+        else:
+            ex.not_applicable(_too_short(self.after_events))
+        await ex.finish()
+
+
+@register
+class MalformedSse(_StreamFault):
+    """After N events, an event whose data is not valid JSON, then the rest of the stream."""
+
+    kind: Literal["malformed_sse"] = "malformed_sse"
+    after_events: int = Field(default=1, ge=0)
+
+    async def apply(self, ex):
+        resp = await ex.forward()
+        if not resp.is_sse:
+            return await _pass(ex, resp, NOT_A_STREAM)
+        rest = await _relay_events(ex, resp, self.after_events)
+        if ex.info.provider == "anthropic":
+            await ex.write(b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+                           b'"delta": {"type": "text_delta", "text": "\\u00\n\n')
+        else:
+            await ex.write(b'data: {"choices": [{"delta": {"content": "\\u00\n\n')
+        for event in rest:
+            await ex.write(event)
+        ex.note(f"bad event after {self.after_events} events")
+        await ex.finish()
+
+
+@register
+class StreamError(_StreamFault):
+    """Mid-stream provider error: Anthropic's `event: error`, OpenAI's error chunk."""
+
+    kind: Literal["stream_error"] = "stream_error"
+    after_events: int = Field(default=2, ge=0)
+
+    async def apply(self, ex):
+        resp = await ex.forward()
+        if not resp.is_sse:
+            return await _pass(ex, resp, NOT_A_STREAM)
+        await _relay_events(ex, resp, self.after_events)
+        if ex.info.provider == "anthropic":
+            await ex.write(anthropic_stream_error())
+        else:
+            await ex.write(sse.encode({"error": {"message": "The server had an error (injected by chaos-gate)",
+                                                 "type": "server_error"}}))
+        ex.note(f"error event after {self.after_events} events")
+        await ex.finish()
+
+
+async def _fragments(ex, mutate) -> None:
+    """Buffer each run of tool-argument fragments and let `mutate` rearrange it
+    (`mutate` returns None when a run is too short for it)."""
+    resp = await ex.forward()
+    if not resp.is_sse:
+        return await _pass(ex, resp, f"{NOT_A_STREAM} (no tool-argument fragments)")
+    await ex.start(resp.status, resp.headers)
+    held, seen, done = [], 0, 0
+
+    async def flush():
+        nonlocal held, done
+        out = mutate(held) if held else None
+        done += out is not None
+        for e in out if out is not None else held:
+            await ex.write(e)
+        held = []
+
+    async for event in sse.events(resp.chunks()):
+        if sse.is_tool_fragment(event):
+            held.append(event)
+            seen += 1
+            continue
+        await flush()
+        await ex.write(event)
+    await flush()
+    await resp.aclose()
+    if not done:
+        ex.not_applicable("the answer has no tool call" if not seen else f"only {seen} tool-argument fragment(s)")
+    await ex.finish()
+
+
+@register
+class DuplicateToolFragment(_StreamFault):
+    """One tool-argument fragment of the stream is sent twice."""
+
+    kind: Literal["duplicate_tool_fragment"] = "duplicate_tool_fragment"
+    fragment: int = Field(default=1, ge=0, description="Index of the fragment to repeat.")
+
+    async def apply(self, ex):
+        def mutate(frags):
+            i = min(self.fragment, len(frags) - 1)
+            ex.note(f"fragment {i} duplicated")
+            return frags[: i + 1] + [frags[i]] + frags[i + 1:]
+        await _fragments(ex, mutate)
+
+
+@register
+class ReorderToolFragments(_StreamFault):
+    """Two adjacent tool-argument fragments of the stream arrive swapped."""
+
+    kind: Literal["reorder_tool_fragments"] = "reorder_tool_fragments"
+    fragment: int = Field(default=0, ge=0)
+
+    async def apply(self, ex):
+        def mutate(frags):
+            if len(frags) < 2:
+                return None
+            i = min(self.fragment, len(frags) - 2)
+            ex.note(f"fragments {i} and {i + 1} swapped")
+            return frags[:i] + [frags[i + 1], frags[i]] + frags[i + 2:]
+        await _fragments(ex, mutate)
