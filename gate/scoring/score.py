@@ -60,6 +60,19 @@ def overall_score(stages: list[StageScore]) -> float | None:
     return round(sum(s.score * s.weight for s in scored) / total, 2)
 
 
+def _critical_breaches(cells: list[CellResult]) -> list[str]:
+    """Critical invariant ids, each with the outcomes that breached it (`completes (agent_timeout)`),
+    so a crash is named as what it was rather than as the invariant that caught it."""
+    outcomes: dict[str, set[str]] = {}
+    for cell in cells:
+        for breach in cell.breaches:
+            if breach.severity == "critical":
+                seen = outcomes.setdefault(breach.id, set())
+                if not cell.reason.startswith("contract:") and cell.reason != "ok":
+                    seen.add(cell.reason)
+    return [f"{inv} ({', '.join(sorted(why))})" if why else inv for inv, why in sorted(outcomes.items())]
+
+
 def decide(config: Config, cells: list[CellResult], stages: list[StageScore], score: float | None,
            ) -> tuple[str, int, list[str]]:
     """(verdict, exit code, reasons). Errors outrank failures: the gate could not judge."""
@@ -68,7 +81,7 @@ def decide(config: Config, cells: list[CellResult], stages: list[StageScore], sc
     errors = [c for c in cells if c.status == "error"]
     if errors:
         reasons.append(f"{len(errors)} cell(s) could not be run (harness errors): first {errors[0].id}")
-    critical = sorted({b.id for c in cells for b in c.breaches if b.severity == "critical"})
+    critical = _critical_breaches(cells)
     if critical and gate.fail_on == "critical":
         reasons.append(f"critical invariant breached: {', '.join(critical)}")
     if gate.fail_on != "never":
