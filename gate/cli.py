@@ -15,26 +15,27 @@ from pathlib import Path
 from rich.console import Console
 
 from gate.errors import EXIT_ERROR, GateError
+from gate.flags import FlagParser, concurrency_flag, runs_flag, seed_flag, seeds_flag, shard_flag
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="chaos-gate", description="Attack an AI agent and gate on its resilience.")
+    p = FlagParser(prog="chaos-gate", description="Attack an AI agent and gate on its resilience.")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the gate and write the reports")
     run.add_argument("-c", "--config", default="chaos-gate.yaml")
     run.add_argument("-o", "--output-dir", type=Path)
-    run.add_argument("--seed", type=int)
-    run.add_argument("--concurrency", type=int)
-    run.add_argument("--runs", type=int)
+    run.add_argument("--seed", type=seed_flag)
+    run.add_argument("--concurrency", type=concurrency_flag)
+    run.add_argument("--runs", type=runs_flag)
     run.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
-    run.add_argument("--shard", metavar="I/N", help="run the I-th of N balanced slices of the plan")
+    run.add_argument("--shard", type=shard_flag, metavar="I/N", help="run the I-th of N balanced slices of the plan")
     run.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
     merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
     merge.add_argument("reports", nargs="+", type=Path)
     merge.add_argument("-c", "--config", default="chaos-gate.yaml")
     merge.add_argument("-o", "--output-dir", type=Path)
-    merge.add_argument("--seed", type=int)
+    merge.add_argument("--seed", type=seed_flag)
     merge.add_argument("--quiet", action="store_true")
     rep = sub.add_parser("replay", help="turn failures and traces into replayable sessions")
     rsub = rep.add_subparsers(dest="replay_command", required=True)
@@ -51,21 +52,21 @@ def _parser() -> argparse.ArgumentParser:
     pin.add_argument("cells", nargs="*", metavar="CELL_ID")
     pin.add_argument("-c", "--config", default="chaos-gate.yaml")
     pin.add_argument("--from", dest="source", type=Path, help="a report: pin its failing cells (or the ones named)")
-    pin.add_argument("--seed", type=int)
+    pin.add_argument("--seed", type=seed_flag)
     repro = sub.add_parser("reproduce", help="rerun exactly one cell and print its trace as a timeline")
     repro.add_argument("cell")
     repro.add_argument("-c", "--config", default="chaos-gate.yaml")
-    repro.add_argument("--seed", type=int)
+    repro.add_argument("--seed", type=seed_flag)
     sw = sub.add_parser("sweep", help="run chaos and contract stages under N derived seeds")
     sw.add_argument("-c", "--config", default="chaos-gate.yaml")
-    sw.add_argument("--seeds", type=int, default=10)
+    sw.add_argument("--seeds", type=seeds_flag, default=10)
     sw.add_argument("--pin", action="store_true")
     val = sub.add_parser("validate", help="check a config file")
     val.add_argument("-c", "--config", default="chaos-gate.yaml")
     sub.add_parser("schema", help="print the config's JSON Schema")
     plan = sub.add_parser("plan", help="list the cells a config expands to")
     plan.add_argument("-c", "--config", default="chaos-gate.yaml")
-    plan.add_argument("--seed", type=int)
+    plan.add_argument("--seed", type=seed_flag)
     return p
 
 
@@ -78,9 +79,7 @@ def cmd_run(args, console: Console) -> int:
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     install_signal_handlers()
-    from gate.plan.shard import parse_shard
-
-    shard = parse_shard(args.shard) if args.shard else None
+    shard = args.shard  # (I, N), parsed and checked with the other flags
     with progress_bar(console) as (on_plan, on_progress):
         report = run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
                           on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record)
@@ -169,7 +168,9 @@ def cmd_validate(args, console: Console) -> int:
     from gate.plan import build_plan
 
     loaded = load_config(args.config)
-    cells = build_plan(loaded.config)
+    for warning in loaded.warnings:  # vacuous references let through by gate.allow_vacuous
+        sys.stderr.write(f"warning: {warning}\n")
+    cells = build_plan(loaded.config, base_dir=loaded.base_dir)
     console.print(f"{args.config}: valid ({len(cells)} cells, {len(loaded.config.contract.invariants)} invariants)",
                   highlight=False)
     return 0
@@ -190,8 +191,11 @@ def cmd_plan(args, console: Console) -> int:
     from gate.plan import build_plan
 
     loaded = load_config(args.config, {"seed": args.seed})
-    for cell in build_plan(loaded.config):
-        sys.stdout.write(f"{cell.id}\t{cell.seed}\t{','.join(cell.invariants)}\n")
+    for warning in loaded.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    sys.stdout.write("cell\tscenario\tseed\tinvariants\n")
+    for cell in build_plan(loaded.config, base_dir=loaded.base_dir):
+        sys.stdout.write(f"{cell.id}\t{cell.scenario}\t{cell.seed}\t{','.join(cell.invariants)}\n")
     return 0
 
 
@@ -200,9 +204,9 @@ COMMANDS = {"run": cmd_run, "merge": cmd_merge, "replay": cmd_replay, "pin": cmd
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
     console = Console(stderr=False)
     try:
+        args = _parser().parse_args(argv)  # a bad flag is a UsageError: one line, exit 2
         return COMMANDS[args.command](args, console)
     except GateError as exc:
         sys.stderr.write(f"chaos-gate: {exc}\n")  # plain: rich would re-wrap file:line paths

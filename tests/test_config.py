@@ -79,7 +79,7 @@ def test_secret_values_are_redacted(tmp_path, monkeypatch):
 
 def test_duplicate_ids_and_exclusive_invoke(tmp_path):
     body = BASE + "  - {id: a, text: again}\n"
-    with pytest.raises(ConfigError, match="duplicate input ids: a"):
+    with pytest.raises(ConfigError, match=r":8: inputs\[1\]\.id: duplicate input id 'a'"):
         load_config(write_config(tmp_path, body))
     body = BASE.replace('http: {url: "{{url}}/chat"}', 'http: {url: x}\n    command: {command: cat}')
     with pytest.raises(ConfigError, match="set exactly one of 'http' or 'command'"):

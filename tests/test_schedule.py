@@ -64,7 +64,7 @@ llm: [{name: openai}]
 
 
 def test_unknown_fault_kind_and_profile_are_located(tmp_path):
-    with pytest.raises(ConfigError, match=r":6: chaos.faults\[0\]: unknown fault kind 'rate_limt' \(did you mean 'rate_limit'\?\)"):
+    with pytest.raises(ConfigError, match=r":6: chaos.faults\[0\]\.kind: unknown fault kind 'rate_limt' \(did you mean 'rate_limit'\?\)"):
         load_config(write_config(tmp_path, BASE + "chaos:\n  faults:\n    - {kind: rate_limt}\n"))
     with pytest.raises(ConfigError, match=r":6: chaos.profiles\[0\]: unknown profile 'flaky_lm' \(did you mean 'flaky_llm'\?\)"):
         load_config(write_config(tmp_path, BASE + "chaos:\n  profiles:\n    - flaky_lm\n", "b.yaml"))

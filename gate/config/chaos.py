@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from gate.contracts.base import StrictModel
+from gate.contracts.base import Regex, StrictModel
 from gate.faults import FAULTS
 
 Fault = Annotated[Union[tuple(FAULTS.values())], Field(discriminator="kind")]
@@ -38,7 +38,7 @@ class ToolUpstream(StrictModel):
 
 
 class SimRule(StrictModel):
-    when: str = Field(description="Regex searched in the latest user message (case-insensitive).")
+    when: Regex = Field(description="Regex searched in the latest user message (case-insensitive).")
     tool: str | None = Field(default=None, description="Call this tool first (once per user turn).")
     arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments; {{1}} = regex group 1.")
     answer: str | None = Field(default=None, description="Final answer; {{tool_result}} and {{1}} expand.")
@@ -61,15 +61,7 @@ class ChaosConfig(StrictModel):
     enabled: bool = True
     profiles: list[str] = Field(default_factory=list, description="Built-in or local profiles; one scenario each.")
     faults: list[Fault] = Field(default_factory=list, description="Ad-hoc faults, run as the scenario `custom`.")
-    scenarios: list[Scenario] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _unique(self):
-        names = [s.name for s in self.scenarios] + self.profiles
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate chaos scenario names: {', '.join(dupes)}")
-        return self
+    scenarios: list[Scenario] = Field(default_factory=list)  # unique names: gate/config/references.py
 
 
 class Profile(StrictModel):

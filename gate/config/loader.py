@@ -1,8 +1,11 @@
 """Read chaos-gate.yaml into a validated Config, with errors a person can act on.
 
-YAML is composed into nodes first so every key path keeps its line number; `${VAR}`
-and `${VAR:-default}` are expanded in scalars; pydantic validates. Each problem is
-reported as `file:line: key.path: message (did you mean 'x'?)`.
+Four passes, each collecting problems rather than stopping at the first: the bytes
+become text (gate/config/source.py), the text a bounded node tree and then data
+with the line of every key path (gate/config/yaml_nodes.py), pydantic validates the
+shape, and the cross-reference checks (gate/config/references.py,
+gate/config/value_checks.py) resolve every name, pattern and template against the
+config and its plan. Each problem is `file:line: key.path: message (did you mean 'x'?)`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ import difflib
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,22 +22,27 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from gate.config.models import Config
-from gate.config.secrets import Redactor, looks_secret
+from gate.config.problems import Problem, config_error, dotted, format_all, line_at
+from gate.config.secrets import Redactor
+from gate.config.source import read_config_text
+from gate.config.yaml_nodes import Walk, compose, declared_secrets
 from gate.errors import ConfigError
 
-ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 Path_ = tuple[Any, ...]
+_dotted = dotted  # older name, used by the profile loader
 
 
 @dataclass
 class LoadedConfig:
-    """A validated config plus where it came from: lines, digest, secrets."""
+    """A validated config plus where it came from: lines, digest, secrets, warnings."""
 
     config: Config
     path: Path
     lines: dict[Path_, int] = field(default_factory=dict)
     redactor: Redactor = field(default_factory=Redactor)
     digest: str = ""
+    # vacuous references let through by gate.allow_vacuous, as `file:line: key: vacuous ...`
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def base_dir(self) -> Path:
@@ -43,54 +50,6 @@ class LoadedConfig:
 
     def line_of(self, *key_path: Any) -> int:
         return line_at(self.lines, key_path)
-
-
-def line_at(lines: dict, loc: Path_) -> int:
-    """Line (1-based) of the deepest prefix of `loc` that the YAML has."""
-    loc = tuple(loc)
-    return next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), 1)
-
-
-def _walk(node: yaml.Node, path: Path_, lines: dict, source: str, secrets: set[str], redactor: Redactor):
-    """Node tree -> plain data, recording the line of every key path and expanding ${VAR}."""
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out = {}
-        for key_node, value_node in node.value:
-            key = key_node.value
-            lines[path + (key,)] = key_node.start_mark.line + 1
-            out[key] = _walk(value_node, path + (key,), lines, source, secrets, redactor)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_walk(v, path + (i,), lines, source, secrets, redactor) for i, v in enumerate(node.value)]
-    value = yaml.safe_load(yaml.serialize(node)) if node.tag != "tag:yaml.org,2002:str" else node.value
-    if isinstance(value, str) and "${" in value:
-        return _expand(value, path, lines[path], source, secrets, redactor)
-    return value
-
-
-def _expand(text: str, path: Path_, line: int, source: str, secrets: set[str], redactor: Redactor) -> str:
-    def repl(m: re.Match) -> str:
-        name, default = m.group(1), m.group(2)
-        value = os.environ.get(name)
-        if value is None:
-            if default is None:
-                raise ConfigError(
-                    f"{source}:{line}: {_dotted(path)}: environment variable {name} is not set "
-                    f"(set it, or give a default with ${{{name}:-value}})")
-            value = default
-        if name in secrets or looks_secret(name):
-            redactor.add(value, name)
-        return value
-
-    return ENV_REF.sub(repl, text)
-
-
-def _dotted(loc: Path_) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
 
 
 def _model_at(loc: Path_) -> type[BaseModel] | None:
@@ -120,14 +79,13 @@ def _yaml_loc(loc: Path_, lines: dict) -> Path_:
     return tuple(out)
 
 
-def _format_errors(exc: ValidationError, source: str, lines: dict) -> list[str]:
+def validation_problems(exc: ValidationError, lines: dict) -> list[Problem]:
     problems = []
     for err in exc.errors():
         loc = _yaml_loc(err["loc"], lines)
-        line = line_at(lines, loc)
         if err["type"] == "extra_forbidden":
             key = err["loc"][-1]
-            problems.append(f"{source}:{line}: {_dotted(loc)}: unknown key '{key}'{_suggest(key, tuple(err['loc'][:-1]))}")
+            problems.append(Problem(loc, f"unknown key '{key}'{_suggest(key, tuple(err['loc'][:-1]))}"))
             continue
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "missing":
@@ -135,8 +93,14 @@ def _format_errors(exc: ValidationError, source: str, lines: dict) -> list[str]:
             loc = loc if loc != tuple(err["loc"]) else loc[:-1]
         elif err["type"] == "union_tag_invalid":
             message = _unknown_tag(err)
-        problems.append(f"{source}:{line}: {_dotted(loc)}: {message}")
+            tag_loc = loc + (str(err.get("ctx", {}).get("discriminator", "")).strip("'"),)
+            loc = tag_loc if tag_loc in lines else loc  # the line of `kind:` / `type:` itself
+        problems.append(Problem(loc, message))
     return problems
+
+
+def _format_errors(exc: ValidationError, source: str, lines: dict) -> list[str]:
+    return format_all(source, lines, validation_problems(exc, lines))
 
 
 def _unknown_tag(err: dict) -> str:
@@ -144,64 +108,77 @@ def _unknown_tag(err: dict) -> str:
     from gate.contracts import INVARIANTS
     from gate.faults import FAULTS
 
-    field = str(err.get("ctx", {}).get("discriminator", "")).strip("'")
-    catalog, what = (FAULTS, "fault kind") if field == "kind" else (INVARIANTS, "invariant type")
-    tag = err["input"].get(field) if isinstance(err.get("input"), dict) else None
+    field_name = str(err.get("ctx", {}).get("discriminator", "")).strip("'")
+    catalog, what = (FAULTS, "fault kind") if field_name == "kind" else (INVARIANTS, "invariant type")
+    tag = err["input"].get(field_name) if isinstance(err.get("input"), dict) else None
     close = difflib.get_close_matches(str(tag), list(catalog), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(sorted(catalog))})"
     return f"unknown {what} {tag!r}{hint}"
 
 
 def parse_yaml(text: str, source: str) -> tuple[Any, dict, Redactor, set[str]]:
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        context = getattr(exc, "context_mark", None)
-        began = f" (in the value that starts on line {context.line + 1})" if context else ""
-        raise ConfigError(f"{source}:{line}: not valid YAML: {getattr(exc, 'problem', exc)}{began}") from None
-    if root is None or not isinstance(root, yaml.MappingNode):
-        raise ConfigError(f"{source}:1: the config must be a mapping with at least 'agent' and 'inputs'")
-    secret_names = _declared_secrets(root)
-    lines: dict = {}
-    redactor = Redactor()
-    data = _walk(root, (), lines, source, secret_names, redactor)
+    """Data, lines, redactor and declared secret names; a ConfigError for any YAML-level problem."""
+    data, lines, redactor, secret_names, problems = _parse(text, source)
+    if problems:
+        raise config_error(format_all(source, lines, problems))
     return data, lines, redactor, secret_names
 
 
-def _declared_secrets(root: yaml.MappingNode) -> set[str]:
-    for key_node, value_node in root.value:
-        if key_node.value == "secrets" and isinstance(value_node, yaml.SequenceNode):
-            return {v.value for v in value_node.value if isinstance(v, yaml.ScalarNode)}
-    return set()
+def _parse(text: str, source: str):
+    root = compose(text, source)
+    if root is None or not isinstance(root, yaml.MappingNode):
+        raise ConfigError(f"{source}:1: the config must be a mapping with at least 'agent' and 'inputs'")
+    secret_names = declared_secrets(root)
+    redactor = Redactor()
+    walk = Walk(secret_names, redactor=redactor)
+    data = walk.value(root, ())
+    return data, walk.lines, redactor, secret_names, walk.problems
 
 
 def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> LoadedConfig:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config: {exc.strerror}") from None
-    data, lines, redactor, _ = parse_yaml(text, str(path))
+    source = str(path)
+    data, lines, redactor, _, yaml_problems = _parse(read_config_text(path), source)
+    problems: list[Problem] = []
     for key, value in (overrides or {}).items():
         if value is not None:
             data[key] = value
+    config = None
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        problems = _format_errors(exc, str(path), lines)
-        raise ConfigError("invalid config:\n  " + "\n  ".join(problems), problems) from None
-    _check_profiles(config, path, lines)
-    _check_worlds(config, path, lines)
+        problems += validation_problems(exc, lines)
+    warnings: list[str] = []
+    if config is not None and not problems:
+        problems += _semantic_problems(config, path)
+        vacuous = [p for p in problems if p.vacuous]
+        if vacuous and config.gate.allow_vacuous:
+            warnings = format_all(source, lines, vacuous)
+            problems = [p for p in problems if not p.vacuous]
+    if yaml_problems or problems:
+        # YAML-level problems first: the shape errors that follow are often their consequence
+        messages = format_all(source, lines, yaml_problems) + format_all(source, lines, problems)
+        raise config_error(list(dict.fromkeys(messages)))
     # How the run is executed (parallelism, where files go) is not part of what is judged,
     # and the seed is kept apart (reports carry it on its own), so a digest names a shape.
     judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output", "seed"})
     digest = hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
-    return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest)
+    return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest,
+                        warnings=warnings)
 
 
-def _check_profiles(config: Config, path: Path, lines: dict) -> None:
+def _semantic_problems(config: Config, path: Path) -> list[Problem]:
+    """Everything pydantic cannot see: profiles, worlds, then references that need the plan."""
+    from gate.config.references import reference_problems
+    from gate.config.value_checks import value_problems
+
+    problems = _profile_problems(config, path) + _world_problems(config) + value_problems(config)
+    if problems:  # the plan needs resolvable profiles and sound values
+        return problems
+    return reference_problems(config, path.resolve().parent)
+
+
+def _profile_problems(config: Config, path: Path) -> list[Problem]:
     """Every named profile exists; an unknown one is reported on the line that names it."""
     from gate.faults.profiles import resolve, search_dirs
 
@@ -210,18 +187,17 @@ def _check_profiles(config: Config, path: Path, lines: dict) -> None:
     for section, scenarios in (("chaos", config.chaos.scenarios), ("contract", config.contract.scenarios)):
         for i, sc in enumerate(scenarios):
             refs += [((section, "scenarios", i, "profiles", j), name) for j, name in enumerate(sc.profiles)]
+    problems = []
     for loc, name in refs:
-        line = line_at(lines, loc)
-        resolve(name, dirs, f"{path}:{line}: {_dotted(loc)}: ")
+        try:
+            resolve(name, dirs)
+        except ConfigError as exc:
+            problems.append(Problem(loc, str(exc)))
+    return problems
 
 
-def _check_worlds(config: Config, path: Path, lines: dict) -> None:
+def _world_problems(config: Config) -> list[Problem]:
     from gate.worlds.model import check_world
 
-    problems = []
-    for i, world in enumerate(config.worlds):
-        for loc, message in check_world(world, ("worlds", i)):
-            line = line_at(lines, loc)
-            problems.append(f"{path}:{line}: {_dotted(loc)}: {message}")
-    if problems:
-        raise ConfigError("invalid world:\n  " + "\n  ".join(problems), problems)
+    return [Problem(loc, message) for i, world in enumerate(config.worlds)
+            for loc, message in check_world(world, ("worlds", i))]

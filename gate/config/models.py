@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 
 from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, ToolUpstream
 from gate.contracts import INVARIANTS
-from gate.contracts.base import StrictModel
+from gate.contracts.base import Regex, StrictModel
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
 from gate.worlds.model import World
 
@@ -27,7 +27,7 @@ class ReadySpec(StrictModel):
     """When a started agent counts as ready: a URL that answers, and/or a log line."""
 
     url: str | None = Field(default=None, description="Polled until it answers (any status < 500). Templates: {{port}}, {{url}}.")
-    log: str | None = Field(default=None, description="Regex searched in the agent's stdout/stderr.")
+    log: Regex | None = Field(default=None, description="Regex searched in the agent's stdout/stderr.")
     timeout: float = Field(default=30.0, gt=0, description="Startup deadline in seconds.")
 
 
@@ -84,6 +84,12 @@ class HttpRequestSpec(StrictModel):
 class HttpInvoke(HttpRequestSpec):
     body: Any = Field(default_factory=lambda: {"input": "{{input}}"})
     output: str = Field(default="$", description="JSON path of the answer in the response, e.g. $.reply; $ = whole body.")
+    fixed_url: bool = Field(
+        default=False,
+        description="The invoke URL deliberately names a fixed address although the gate starts the agent "
+                    "(e.g. a sidecar in front of it). Without this, a started agent's invoke URL must use "
+                    "{{url}} or {{port}}: each instance listens on its own free port, so a fixed URL would "
+                    "send every cell to one place, or to nothing.")
 
 
 class CommandInvoke(StrictModel):
@@ -155,13 +161,6 @@ class MutationConfig(StrictModel):
     preserve: PreserveSpec = Field(default_factory=PreserveSpec)
     paraphrase: ParaphraseSpec = Field(default_factory=ParaphraseSpec)
 
-    @model_validator(mode="after")
-    def _known_kinds(self):
-        for kind in self.kinds or {}:
-            if kind not in MUTATORS:
-                raise ValueError(f"unknown mutation kind {kind!r}")
-        return self
-
     def weights(self) -> dict[str, float]:
         merged = dict(DEFAULT_WEIGHTS) if self.kinds is None else {k: 0.0 for k in MUTATORS} | self.kinds
         if self.paraphrase.enabled:
@@ -174,15 +173,6 @@ class ContractConfig(StrictModel):
     invariants: list[Invariant] = Field(default_factory=list)
     scenarios: list[Scenario] = Field(
         default_factory=list, description="Named fault sets; with the fault-free baseline they form the matrix.")
-
-    @model_validator(mode="after")
-    def _unique_ids(self):
-        seen = set()
-        for inv in self.invariants:
-            if inv.id in seen:
-                raise ValueError(f"duplicate invariant id {inv.id!r}")
-            seen.add(inv.id)
-        return self
 
 
 class ReplayConfig(StrictModel):
@@ -242,15 +232,5 @@ class Config(StrictModel):
     concurrency: int = Field(default=1, ge=1, le=64, description="Agent instances run in parallel.")
     secrets: list[str] = Field(default_factory=list, description="Env var names whose values are redacted everywhere.")
     output: OutputConfig = Field(default_factory=OutputConfig)
-
-    @model_validator(mode="after")
-    def _unique_inputs(self):
-        ids = [i.id for i in self.inputs]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"duplicate input ids: {', '.join(dupes)}")
-        names = [u.name for u in self.llm] + [t.name for t in self.tools] + [w.name for w in self.worlds]
-        clash = sorted({n for n in names if names.count(n) > 1})
-        if clash:
-            raise ValueError(f"duplicate upstream names: {', '.join(clash)}")
-        return self
+    # Unique ids and names, and every cross-reference, are checked by gate/config/references.py
+    # with the line of the offending value, which a model validator here could not give.

@@ -1,6 +1,7 @@
 """Find the pydantic model that owns a key path, so a typo gets a 'did you mean'.
 
-Walks field annotations through Optional, list, dict and discriminated unions.
+Walks field annotations through Optional, list, dict and discriminated unions (invariants
+are tagged by `type`, faults by `kind`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel
+
+DISCRIMINATORS = ("type", "kind")
 
 
 def _unwrap(annotation: Any) -> list[Any]:
@@ -28,6 +31,12 @@ def _field(model: type[BaseModel], key: str):
     return None
 
 
+def _is_tag(model: type[BaseModel], part: str) -> bool:
+    """Is `part` the discriminator value of `model` (invariants' `type`, faults' `kind`)?"""
+    return any(model.model_fields.get(name) is not None and model.model_fields[name].default == part
+               for name in DISCRIMINATORS)
+
+
 def model_for_path(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
     candidates: list[Any] = [root]
     for part in loc:
@@ -40,8 +49,7 @@ def model_for_path(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseMode
                 elif origin is dict:
                     following.append(typing.get_args(t)[1])
                 elif isinstance(t, type) and issubclass(t, BaseModel):
-                    if isinstance(part, str) and t.model_fields.get("type") is not None and \
-                            t.model_fields["type"].default == part:
+                    if isinstance(part, str) and _is_tag(t, part):
                         following.append(t)  # discriminator tag in the loc
                     else:
                         ann = _field(t, str(part))

@@ -4,6 +4,12 @@ A cell is (stage, input, variant) with a stable id such as
 `mutation/refund/typo-2` or `contract/refund/baseline`, a derived seed, and the
 ids of the invariants that apply to it (`when` is evaluated here, per cell).
 Sharding, `--only` and pinning are all just selections from this list.
+
+Every cell has a scenario, the name `when: {scenario: ...}` matches: `baseline` (the
+fault-free contract row), a contract or chaos scenario or profile name, `custom`
+(chaos.faults), `replay`, and `mutation` for mutation cells — fault-free like the
+baseline, but with a perturbed input, so a `when` aimed at the baseline never
+silently applies to them too.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from gate.mutation import Preserve, mutate
 from gate.plan.seeds import derive_seed
 
 BASELINE = "baseline"
+MUTATION = "mutation"  # the scenario of every mutation cell: no faults, a perturbed input
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,7 @@ def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
         for m in mutate(inp.id, inp.text, seed=config.seed, count=spec.count,
                         weights=spec.weights(), preserve=preserve, extra=extra_mutators):
             cells.append(dict(stage="mutation", input_id=inp.id, text=m.text, original_text=inp.text,
-                              mutation=m.kind, id=f"mutation/{inp.id}/{m.kind}-{m.index}"))
+                              mutation=m.kind, scenario=MUTATION, id=f"mutation/{inp.id}/{m.kind}-{m.index}"))
     return cells
 
 
