@@ -1,0 +1,42 @@
+"""LLM wire dialects: one module per API, one neutral model between them (see base.py).
+
+`find(provider, method, path)` picks the dialect and operation for a proxied request.
+The path decides (each API's paths are distinct); the upstream's provider breaks the
+one tie, a bare `/models`, which both OpenAI and Anthropic serve in their own shapes.
+"""
+
+from __future__ import annotations
+
+from gate.dialects.base import Dialect, Encoded, EventRole, Operation, Slot
+from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, Usage
+from gate.dialects.openai_chat import OpenAIChat
+
+DIALECTS: dict[str, Dialect] = {}
+
+
+def register(dialect: Dialect) -> Dialect:
+    DIALECTS[dialect.name] = dialect
+    return dialect
+
+
+register(OpenAIChat())
+# one line per dialect module; the order does not matter (paths are distinct)
+
+
+def find(provider: str, method: str, path: str) -> tuple[Dialect, Operation] | None:
+    """The dialect and operation of a request; the upstream's own provider family first."""
+    ranked = sorted(DIALECTS.values(), key=lambda d: d.provider != provider)
+    for dialect in ranked:
+        op = dialect.operation(method, path)
+        if op is not None:
+            return dialect, op
+    return None
+
+
+def family(provider: str) -> Dialect | None:
+    """The dialect whose error shapes a provider's upstream uses, for answers outside any route."""
+    return next((d for d in DIALECTS.values() if d.provider == provider), None)
+
+
+__all__ = ["DIALECTS", "Conversation", "Dialect", "Encoded", "EventRole", "Message", "Operation", "Slot", "ToolCall",
+           "ToolResult", "ToolSpec", "Turn", "Usage", "family", "find", "register"]
