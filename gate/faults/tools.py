@@ -152,9 +152,9 @@ class Inject(_ToolFault):
         if new is None:  # text of some kind, or JSON that does not parse: add it as text
             new = add_text("text" if shape == "json" else shape, body, self.text, charset_of(resp.content_type))
         if new is None:
-            ex.not_applicable(f"a {shape} answer ({resp.content_type or 'no content-type'}) has no place for text")
+            ex.not_applicable(f"the answer ({resp.content_type or shape}) has no place for text")
         else:
-            ex.note(f"injection added ({shape})")
+            ex.note(f"injection added ({resp.content_type.split(';')[0].strip() or shape})")
         await _answer(ex, resp, body if new is None else new)
 
     def _inject(self, doc):
@@ -195,7 +195,7 @@ class SchemaDrift(_ToolFault):
         body = await _read(resp)
         new = _rewrite_structured(resp, body, self._drift)
         if new is None:
-            ex.not_applicable(f"a {shape_of(resp.content_type, body)} answer has no keys to rename")
+            ex.not_applicable(f"the answer ({shape_of(resp.content_type, body)}) has no keys to rename")
         elif new == body:
             ex.not_applicable("the answer has no keys to rename")
         else:
