@@ -1,6 +1,6 @@
 """A local stand-in for the GitHub REST API endpoints the Action uses (it cannot be
 reached from here): issue comments list/create/update, GET /user, with pagination,
-token checks and the 65,536-character body limit."""
+token checks, unknown repositories (404) and the 65,536-character body limit."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class FakeGitHub:
         self.comments: dict[int, dict] = {}
         self.next_id = 1000
         self.requests: list[tuple[str, str]] = []
+        self.repos: set[str] | None = None  # when set, any other repository answers 404
         outer = self
 
         class Handler(JsonHandler):
@@ -42,7 +43,7 @@ class FakeGitHub:
                         return self.reply(403, {"message": "Resource not accessible by integration"})
                     return self.reply(200, {"login": who["login"], "type": who["type"]})
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", url.path)
-                if not m:
+                if not m or outer.unknown(m.group(1)):
                     return self.reply(404, {"message": "Not Found"})
                 q = parse_qs(url.query)
                 per_page, page = int(q.get("per_page", ["30"])[0]), int(q.get("page", ["1"])[0])
@@ -61,6 +62,8 @@ class FakeGitHub:
                     return self.reply(401, {"message": "Bad credentials"})
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", self.path)
                 body = self.json_body().get("body", "")
+                if not m or outer.unknown(m.group(1)):
+                    return self.reply(404, {"message": "Not Found"})
                 if not who["write"]:
                     return self.reply(403, {"message": "Resource not accessible by integration"})
                 if len(body) > 65536:
@@ -91,6 +94,9 @@ class FakeGitHub:
                    "html_url": f"https://github.example/{issue[0]}/pull/{issue[1]}#issuecomment-{self.next_id}"}
         self.comments[self.next_id] = comment
         return comment
+
+    def unknown(self, repo: str) -> bool:
+        return self.repos is not None and repo not in self.repos
 
     @staticmethod
     def public(c):

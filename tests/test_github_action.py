@@ -109,9 +109,10 @@ def test_fork_read_only_token_gives_notice_not_crash(tmp_path, workspace, github
     out = Out()
     assert run_action(env, out) == 0  # the exit code is the verdict's, not the comment's
     assert github.comments == {}
-    assert "::notice title=chaos-gate%3A no PR comment::could not write the PR comment (HTTP 403)" in out.text
+    assert ("::notice title=chaos-gate%3A no PR comment::could not write the PR comment: this pull request comes "
+            "from a fork, whose token is read-only (HTTP 403)") in out.text
     summary = (tmp_path / "summary.md").read_text()
-    assert "chaos-gate: **PASS**" in summary and "forks" in summary
+    assert "chaos-gate: **PASS**" in summary and "fork" in summary and "read\\-only" in summary
 
 
 def test_not_a_pull_request(tmp_path, workspace, github):
@@ -145,7 +146,8 @@ def test_bad_config_is_published_as_an_error(tmp_path, workspace, github):
     (workspace / "agent" / "chaos-gate.yaml").write_text("agent:\n  urll: x\ninputs: []\n")
     out = Out()
     assert run_action(action_env(tmp_path, workspace, github), out) == 2
-    assert "::error title=chaos-gate could not run::invalid config:" in out.text
+    assert ("::error file=agent/chaos-gate.yaml,line=2,title=invalid chaos-gate config::agent.urll: unknown key "
+            "'urll'") in out.text
     assert "did you mean 'url'" in (tmp_path / "summary.md").read_text()
     assert outputs(tmp_path)["verdict"] == "error"
 

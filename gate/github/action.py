@@ -12,12 +12,13 @@ import shutil
 import sys
 from pathlib import Path
 
-from gate.errors import EXIT_ERROR, GateError
+from gate.errors import EXIT_ERROR, ConfigError, GateError
 from gate.github import workflow
 from gate.github.comment import MARKER, GitHubApi, upsert_comment
 from gate.github.event import pull_request
 from gate.github.inputs import read_inputs
 from gate.report import markdown, write_all
+from gate.report.escape import text
 
 
 def run_action(env=os.environ, out=None) -> int:
@@ -25,7 +26,7 @@ def run_action(env=os.environ, out=None) -> int:
     try:
         inputs = read_inputs(env)
     except GateError as exc:
-        return _fail_early(str(exc), env, out)
+        return _fail_early(str(exc), env, out, exc)
     if inputs.github_token:
         workflow.mask(inputs.github_token, out)
     workspace = Path(env.get("GITHUB_WORKSPACE", os.getcwd()))
@@ -33,17 +34,19 @@ def run_action(env=os.environ, out=None) -> int:
     try:
         report, loaded, paths = _run(inputs, workdir, out)
     except GateError as exc:
-        return _fail_early(str(exc), env, out)
-    config_file = os.path.relpath(loaded.path, workspace)
+        return _fail_early(str(exc), env, out, exc)
+    config_file = workflow.relative(loaded.path, workspace)
     _annotate(report, config_file, out)
     final = _place(paths, inputs, workdir)
     v = report.verdict
+    # workspace-relative: the container sees /github/workspace, later steps the runner's own path
     workflow.set_outputs({"score": "" if v.score is None else f"{v.score:.2f}", "verdict": v.verdict,
-                          "report": str(final["json"]), "junit": str(final["junit"])}, env)
+                          "report": workflow.relative(final["json"], workspace),
+                          "junit": workflow.relative(final["junit"], workspace)}, env)
     summary = markdown.render(report, limit=markdown.SUMMARY_LIMIT - 2048)
     notice = _comment(report, inputs, env, out)
     if notice:
-        summary += f"\n> **Note:** {notice}\n"
+        summary += f"\n> **Note:** {text(notice, 600)}\n"
     workflow.append_summary(loaded.redactor.redact(summary), env)
     return v.exit_code
 
@@ -63,6 +66,7 @@ def _run(inputs, workdir: Path, out):
         loaded.config.gate.min_score = inputs.min_score
     if inputs.fail_on:
         loaded.config.gate.fail_on = inputs.fail_on
+    out_dir = loaded.base_dir / loaded.config.output.dir  # where the CLI writes for the same config
     install_signal_handlers()
     workflow.group("chaos-gate merge" if inputs.merge else "chaos-gate run", out)
     try:
@@ -74,11 +78,10 @@ def _run(inputs, workdir: Path, out):
             report = merge_reports(loaded, found)
         else:
             shard = parse_shard(inputs.shard) if inputs.shard else None
-            report = run_gate(loaded, config_label=inputs.config, output_dir=workdir / loaded.config.output.dir,
-                              shard=shard)
+            report = run_gate(loaded, config_label=inputs.config, output_dir=out_dir, shard=shard)
     finally:
         workflow.endgroup(out)
-    paths = write_all(report, workdir / loaded.config.output.dir, loaded.config.output, loaded.redactor.redact)
+    paths = write_all(report, out_dir, loaded.config.output, loaded.redactor.redact)
     out.write(f"chaos-gate: {report.verdict.verdict.upper()} score "
               f"{'n/a' if report.verdict.score is None else f'{report.verdict.score:.1f}'}\n")
     return report, loaded, paths
@@ -125,20 +128,24 @@ def _comment(report, inputs, env, out) -> str | None:
     api = GitHubApi(env.get("GITHUB_API_URL", "https://api.github.com"), inputs.github_token)
     try:
         body = markdown.render(report, limit=markdown.COMMENT_LIMIT - len(MARKER) - 1, marker=MARKER)
-        result = upsert_comment(api, pr.repo, pr.number, body, inputs.comment_mode, inputs.comment_author)
+        result = upsert_comment(api, pr.repo, pr.number, body, inputs.comment_mode, inputs.comment_author,
+                                from_fork=pr.from_fork)
     finally:
         api.close()
     if result.posted:
         out.write(f"chaos-gate: PR comment {result.action}: {result.url}\n")
         return None
-    workflow.notice(result.notice, title="chaos-gate: no PR comment", out=out)
+    annotate = workflow.warning if result.level == "warning" else workflow.notice
+    annotate(result.notice, title="chaos-gate: no PR comment", out=out)
     return result.notice
 
 
-def _fail_early(message: str, env, out) -> int:
-    workflow.error(message.splitlines()[0], title="chaos-gate could not run", out=out)
+def _fail_early(message: str, env, out, exc: GateError | None = None) -> int:
+    problems = exc.problems if isinstance(exc, ConfigError) else []
+    workspace = Path(env.get("GITHUB_WORKSPACE", os.getcwd()))
+    if not workflow.config_errors(problems, workspace, out):
+        workflow.error(message.splitlines()[0], title="chaos-gate could not run", out=out)
     out.write(message + "\n")
     workflow.set_outputs({"score": "", "verdict": "error", "report": "", "junit": ""}, env)
-    body = "## ⚠️ chaos-gate: **ERROR** — the gate could not run\n\n```\n" + message[:60_000] + "\n```\n"
-    workflow.append_summary(body, env)
+    workflow.append_summary(markdown.error_summary(message), env)
     return EXIT_ERROR

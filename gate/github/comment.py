@@ -3,7 +3,8 @@
 "Our own" is decided by author login, never by the marker alone (anyone can paste a
 marker): the configured login, else the token's user from GET /user, else — for the
 workflow's GITHUB_TOKEN, where GET /user answers 403 — `github-actions[bot]`. A
-read-only token (a fork's PR) is a notice, never a crash.
+read-only token (a fork's PR) is a notice, never a crash; a refused request says why
+in words a user can act on (bad token, no permission, wrong PR) as a warning.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 
 import httpx
 
-MARKER = "<!-- agent-chaos-gate:sticky-comment -->"
+from gate.report.escape import MARKER
+
 BOT_LOGIN = "github-actions[bot]"
 MAX_BODY = 65_536
 NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
@@ -25,6 +27,7 @@ class CommentResult:
     action: str  # created | updated | skipped
     url: str | None = None
     notice: str | None = None
+    level: str = "notice"  # notice | warning: how the Action annotates `notice`
 
 
 class GitHubApi:
@@ -54,8 +57,26 @@ class GitHubApi:
         self.client.close()
 
 
+def refusal(status: int, repo: str, number: int, from_fork: bool, detail: str = "") -> CommentResult:
+    """What a refused request means for the user, and how loudly to say it."""
+    if status == 401:
+        text, level = ("the token is invalid or expired (HTTP 401): check the `github-token` input", "warning")
+    elif status == 403 and from_fork:
+        text, level = ("this pull request comes from a fork, whose token is read-only (HTTP 403): "
+                       "no PR comment is possible; the step summary has the report", "notice")
+    elif status == 403:
+        text, level = ("the token may not write comments (HTTP 403): grant `pull-requests: write` "
+                       "in the workflow's `permissions`", "warning")
+    elif status == 404:
+        text, level = (f"pull request #{number} or repository {repo} was not found (HTTP 404), "
+                       "or the token cannot see it", "warning")
+    else:
+        text, level = f"GitHub answered HTTP {status}: {detail[:200]}", "warning"
+    return CommentResult(False, "skipped", notice=f"could not write the PR comment: {text}", level=level)
+
+
 def upsert_comment(api: GitHubApi, repo: str, number: int, body: str, mode: str = "update",
-                   author: str | None = None) -> CommentResult:
+                   author: str | None = None, from_fork: bool = False) -> CommentResult:
     if MARKER not in body:
         body = MARKER + "\n" + body
     if len(body) > MAX_BODY:
@@ -74,13 +95,7 @@ def upsert_comment(api: GitHubApi, repo: str, number: int, body: str, mode: str 
             action = "created"
         resp.raise_for_status()
     except httpx.HTTPStatusError as exc:
-        status = exc.response.status_code
-        if status in (401, 403, 404):
-            return CommentResult(False, "skipped", notice=(
-                f"could not write the PR comment (HTTP {status}): the token is read-only or lacks "
-                "`pull-requests: write` — expected on pull requests from forks. The step summary has the report."))
-        return CommentResult(False, "skipped", notice=f"could not write the PR comment: HTTP {status} "
-                                                      f"{exc.response.text[:200]}")
+        return refusal(exc.response.status_code, repo, number, from_fork, exc.response.text)
     except httpx.HTTPError as exc:
-        return CommentResult(False, "skipped", notice=f"could not reach the GitHub API: {exc}")
+        return CommentResult(False, "skipped", notice=f"could not reach the GitHub API: {exc}", level="warning")
     return CommentResult(True, action, resp.json().get("html_url"))

@@ -2,14 +2,22 @@
 
 Values are escaped as the runner expects (`%`, CR, LF, and `:`/`,` in properties);
 multi-line outputs use the heredoc form with a delimiter that cannot occur in the value.
+Annotation text goes through the report's escaper (`plain`): control characters
+spelled out, the sticky marker broken, length bounded. Masks are never altered.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import uuid
 from pathlib import Path
+
+from gate.report.escape import plain
+
+# a ConfigError problem: "<file>:<line>: <key path>: <message>"
+PROBLEM = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
 
 
 def _escape_data(text: str) -> str:
@@ -33,11 +41,30 @@ def mask(value: str, out=None) -> None:
 
 
 def error(message: str, file: str | None = None, line: int | None = None, title: str | None = None, out=None):
-    command("error", message, out, file=file, line=line, title=title)
+    command("error", plain(message), out, file=file, line=line, title=title and plain(title, 200))
+
+
+def warning(message: str, title: str | None = None, out=None):
+    command("warning", plain(message), out, title=title and plain(title, 200))
 
 
 def notice(message: str, title: str | None = None, out=None):
-    command("notice", message, out, title=title)
+    command("notice", plain(message), out, title=title and plain(title, 200))
+
+
+def relative(path, workspace) -> str:
+    """`path` relative to the workspace (what a later step or an annotation can use), else absolute."""
+    path, workspace = Path(path).resolve(), Path(workspace).resolve()
+    return str(path.relative_to(workspace)) if path.is_relative_to(workspace) else str(path)
+
+
+def config_errors(problems: list[str], workspace, out=None) -> int:
+    """One ::error per `file:line: key: message` problem, on that line; returns how many were located."""
+    located = [m for m in map(PROBLEM.match, problems) if m]
+    for m in located:
+        error(m["message"], file=relative(m["file"], workspace), line=int(m["line"]),
+              title="invalid chaos-gate config", out=out)
+    return len(located)
 
 
 def group(title: str, out=None):

@@ -1,7 +1,21 @@
-"""Make untrusted agent text safe to embed in GitHub Markdown.
+"""The one escaper for untrusted text (agent output, inputs, ids, messages) on every surface.
 
-Agent output can contain anything: HTML, `@org/team` mentions that would ping
-people, backtick runs that close our code fences, pipes that break tables.
+Each function fits one context, because what is safe differs between them:
+
+- `text`: prose and table cells. Every ASCII punctuation character is
+  backslash-escaped (CommonMark shows it literally, GFM tables treat `\\|` as a
+  pipe), newlines become spaces, and `@name` / `#123` get a zero-width joiner so
+  GitHub neither pings nor links them (it does so on rendered text, escapes or not).
+- `code`: a code span. Nothing is backslash-escaped (inside a span a backslash is
+  shown); the delimiter is longer than any backtick run inside; only a table needs
+  `\\|`. GitHub links no mentions inside code.
+- `code_block`: a fence longer than any backtick run inside, so no line can close it.
+- `html_text`: inside our own HTML (<summary>), where Markdown is not parsed.
+- `plain`: annotations and notices, which GitHub shows as plain text.
+
+All of them spell out control characters as visible `\\u001b`-style text (as the
+JUnit writer does) and break the sticky-comment marker, so agent text can never
+pose as our comment.
 """
 
 from __future__ import annotations
@@ -9,35 +23,73 @@ from __future__ import annotations
 import html
 import re
 
-MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-ZWSP = "\u200b"
+MARKER = "<!-- agent-chaos-gate:sticky-comment -->"
+ZWJ = "\u200d"
+_MARKER_CORE = "agent-chaos-gate:sticky-comment"
+# XML cannot carry these; in Markdown they are invisible or mangled (NUL becomes U+FFFD)
+UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+PINGS = re.compile(r"(?<=[@#])(?=[A-Za-z0-9])")  # @user, @org/team, #123
 
 
-def inline(text: str | None, limit: int = 120) -> str:
-    """One line for a table cell or a sentence: no HTML, no mentions, no pipes, no newlines."""
-    if text is None:
+def spell_out(value: str) -> str:
+    """Control characters, lone surrogates and non-characters as visible \\uXXXX text."""
+    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+
+
+def _clean(value: str | None, limit: int | None, one_line: bool) -> str:
+    value = spell_out((value or "").replace("\r\n", "\n").replace("\r", "\n"))
+    if one_line:
+        value = value.replace("\n", " ").replace("\t", " ")
+    if limit is not None and len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return value.replace(_MARKER_CORE, "agent-chaos-gate:" + ZWJ + "sticky-comment")
+
+
+def _no_pings(value: str) -> str:
+    return PINGS.sub(ZWJ, value)
+
+
+def text(value: str | None, limit: int = 120) -> str:
+    """Prose or a table cell: shows exactly `value` on one line, with no markup, ping or link."""
+    if value is None:
         return "—"
-    flat = " ".join(text.split())
-    if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
-    flat = html.escape(flat, quote=False)
-    flat = MENTION.sub("@" + ZWSP, flat)
-    flat = flat.replace("|", "\\|").replace("`", "'")
-    for ch in "*_[]~#":
-        flat = flat.replace(ch, "\\" + ch)
-    return flat
+    return _no_pings(PUNCT.sub(r"\\\1", _clean(value, limit, one_line=True)))
 
 
-def code_block(text: str, limit: int = 1500, lang: str = "") -> str:
-    """A fenced block whose fence is longer than any backtick run inside it."""
-    body = text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
-    body = MENTION.sub("@" + ZWSP, body)
+inline = text  # the name older callers know
+
+
+def code(value: str | None, limit: int = 120, table: bool = False) -> str:
+    """A code span showing exactly `value` (on one line); `table=True` inside a GFM table cell."""
+    if value is None:
+        return "—"
+    body = _clean(value, limit, one_line=True)
+    if table:
+        body = body.replace("|", "\\|")
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    delim = "`" * (longest + 1)
+    # CommonMark strips one space from each end when both are there: pad to survive that
+    if body[:1] in ("`", " ") or body[-1:] in ("`", " "):
+        body = f" {body} "
+    return f"{delim}{body or ' '}{delim}"
+
+
+def code_block(value: str, limit: int = 1500, lang: str = "") -> str:
+    """A fenced block showing exactly `value`; its fence is longer than any backtick run inside."""
+    body = _clean(value, None, one_line=False)
+    if len(body) > limit:
+        body = body[:limit] + f"\n… ({len(body) - limit} more characters)"
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{body}\n{fence}"
 
 
-def html_text(text: str, limit: int = 120) -> str:
-    """Text inside our own HTML tags (<summary>, <code>): escaped, no Markdown escapes."""
-    flat = " ".join(text.split())[:limit]
-    return MENTION.sub("@" + ZWSP, html.escape(flat, quote=False))
+def html_text(value: str | None, limit: int = 120) -> str:
+    """Text inside our own HTML tags (<summary>): HTML-escaped on one line, no Markdown escapes."""
+    return _no_pings(html.escape(_clean(value, limit, one_line=True), quote=False))
+
+
+def plain(value: str | None, limit: int = 2000) -> str:
+    """Annotations and notices (shown as plain text): visible controls, no marker, bounded."""
+    return _clean(value, limit, one_line=False)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from gate.contracts.base import SEVERITY_RANK
-from gate.report.escape import code_block, html_text, inline
+from gate.report.escape import code, code_block, html_text, text
 from gate.report.model import CellResult, Report
 
 ICON = {"pass": "✅", "fail": "❌", "error": "⚠️"}
+MATRIX_LEGEND = "_✅ held · ❌ breached · ➖ nothing to judge (no output) · · not checked_"
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1 << 20
 
@@ -33,9 +34,9 @@ def header(report: Report) -> str:
     lines = [f"## {ICON[v.verdict]} chaos-gate: **{v.verdict.upper()}** — score {_fmt_score(v.score)} / 100 "
              f"(min {v.min_score:g})", ""]
     lines.append(f"{c.cells} cells × {v.runs_per_cell} run(s): {c.passed} passed, {c.failed} failed, "
-                 f"{c.errors} errors, {c.flaky} flaky · seed `{v.seed}` · config `{inline(v.config, 80)}`")
+                 f"{c.errors} errors, {c.flaky} flaky · seed `{v.seed}` · config {code(v.config, 80)}")
     if v.reasons:
-        lines += [""] + [f"- {inline(r, 300)}" for r in v.reasons]
+        lines += [""] + [f"- {text(r, 300)}" for r in v.reasons]
     return "\n".join(lines)
 
 
@@ -46,14 +47,14 @@ def stages_table(report: Report) -> str:
 
 
 def invariants_table(report: Report) -> str:
-    rows = [[f"`{inline(i.id, 60)}`", i.severity, i.checked, i.breached, "✅" if i.breached == 0 else "❌"]
+    rows = [[code(i.id, 60, table=True), text(i.severity), i.checked, i.breached, "✅" if i.breached == 0 else "❌"]
             for i in report.verdict.invariants]
     return "### Invariants\n\n" + _table(rows, ["invariant", "severity", "cells", "breached", ""])
 
 
 def outcome_tally(report: Report) -> str:
     tally = report.verdict.outcome_tally
-    return "**Outcomes:** " + ", ".join(f"`{inline(k, 60)}` × {n}" for k, n in tally.items())
+    return "**Outcomes:** " + ", ".join(f"{code(k, 60)} × {n}" for k, n in tally.items())
 
 
 def pins(report: Report) -> str:
@@ -62,7 +63,7 @@ def pins(report: Report) -> str:
         return ""
     icon = {"pass": "✅ fixed", "fail": "❌ still failing", "error": "⚠️ error", "missing": "❓ cell no longer exists",
             "config_changed": "❓ config changed shape since pinned"}
-    rows = [[f"`{inline(p.id, 70)}`", p.seed, icon.get(p.status, p.status)] for p in report.verdict.pins]
+    rows = [[code(p.id, 70, table=True), p.seed, icon.get(p.status, p.status)] for p in report.verdict.pins]
     return "### Pinned regressions\n\n" + _table(rows, ["cell", "seed", "now"])
 
 
@@ -75,12 +76,21 @@ def matrix(report: Report) -> str:
     invs = [i.id for i in report.verdict.invariants]
     rows = []
     for sc in scenarios:
-        row = [f"`{inline(sc, 40)}`"]
+        row = [code(sc, 40, table=True)]
         for inv in invs:
-            outcomes = [o for c in cells if c.scenario == sc for o in c.invariants if o.id == inv]
-            row.append("·" if not outcomes else ("❌" if any(o.breached for o in outcomes) else "✅"))
+            row.append(_matrix_cell([o for c in cells if c.scenario == sc for o in c.invariants if o.id == inv]))
         rows.append(row)
-    return "### Scenario × invariant\n\n" + _table(rows, ["scenario"] + [f"`{inline(i, 30)}`" for i in invs])
+    table = _table(rows, ["scenario"] + [code(i, 30, table=True) for i in invs])
+    return "### Scenario × invariant\n\n" + table + "\n\n" + MATRIX_LEGEND
+
+
+def _matrix_cell(outcomes) -> str:
+    """❌ only for a judged breach: a run with nothing to judge is never shown as a failure."""
+    if not outcomes:
+        return "·"
+    if any(o.breached for o in outcomes):
+        return "❌"
+    return "✅" if any(o.total_runs for o in outcomes) else "➖"
 
 
 def worst(report: Report) -> list[CellResult]:
@@ -100,9 +110,9 @@ def timeline(run, times: list | None, limit: int = 12) -> str:
         start, end, _ = (times[n] if times and n < len(times) else (None, None, 0))
         when = "" if start is None else f"{start:.0f}–{'…' if end is None else f'{end:.0f}'} ms"
         what = step.tool or step.model or ""
-        rows.append([step.seq, f"`{inline(step.target, 30)}` {step.method} {inline(step.path, 40)}",
-                     inline(what, 30), step.status if step.status is not None else "—",
-                     f"**{step.fault}**" if step.fault else "", inline(step.note, 60), when])
+        rows.append([step.seq, f"{code(step.target, 30, table=True)} {text(step.method, 10)} {text(step.path, 40)}",
+                     text(what, 30), step.status if step.status is not None else "—",
+                     f"**{text(step.fault, 40)}**" if step.fault else "", text(step.note, 60), when])
     more = f"\n\n_…{len(run.trace) - limit} more calls in report.json_" if len(run.trace) > limit else ""
     return _table(rows, ["#", "call", "model/tool", "status", "fault", "note", "time"]) + more
 
@@ -113,12 +123,12 @@ def failure_detail(cell: CellResult, timing=None) -> str:
         title += f" (flaky, pass rate {cell.pass_rate:.0%})"
     parts = [f"<details><summary>{title}</summary>", ""]
     for b in cell.breaches:
-        parts.append(f"- **{b.severity}** `{inline(b.id, 60)}`: {inline(b.message, 240)} "
+        parts.append(f"- **{text(b.severity)}** {code(b.id, 60)}: {text(b.message, 240)} "
                      f"({b.passed_runs}/{b.total_runs} runs passed)")
     if cell.error:
         parts += ["", "Harness error:", "", code_block(cell.error, 1200)]
-    parts += ["", f"Input ({cell.mutation or cell.scenario}):", "", code_block(cell.input, 600)]
-    run = next((r for r in cell.runs if r.error is None and not all(c.passed for c in r.checks)), None)
+    parts += ["", f"Input ({text(cell.mutation or cell.scenario, 60)}):", "", code_block(cell.input, 600)]
+    run = next((r for r in cell.runs if r.error is None and not all(c.passed or not c.judged for c in r.checks)), None)
     if run is not None:
         shown = run.output if run.output is not None else f"(no output: {run.reason}) {run.detail}"
         parts += ["", f"Output of run {run.run}:", "", code_block(shown, 800)]
@@ -158,6 +168,11 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
         kept.append(d)
     text = _join(marker, [header(report)], kept) + note
     return text if len(text) <= limit else text[: limit - len(note) - 1] + note
+
+
+def error_summary(message: str, limit: int = 60_000) -> str:
+    """The step summary when the gate could not run at all: the message in a fence it cannot close."""
+    return "## ⚠️ chaos-gate: **ERROR** — the gate could not run\n\n" + code_block(message, limit) + "\n"
 
 
 def _join(marker: str, sections: list[str], details: list[str]) -> str:

@@ -1,4 +1,9 @@
-"""Terminal output: a live progress bar while cells run, a rich table at the end."""
+"""Terminal output: a live progress bar while cells run, a rich table at the end.
+
+Ids, reasons and commands go into the table as plain Text (never parsed as rich
+markup: `[red]` in a scenario name stays text) with control characters spelled out,
+so nothing in a config or an agent's answer can restyle or scramble the terminal.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,9 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
+
+from gate.report.escape import spell_out
 
 from gate.report.model import Report
 
@@ -46,10 +54,11 @@ def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
         for col in ("cell", "reason", "breached", "reproduce"):
             fails.add_column(col, overflow="fold")
         for c in bad:
-            fails.add_row(c.id, c.reason, ", ".join(b.id for b in c.breaches) or "-", c.reproduce)
+            fails.add_row(*(Text(spell_out(s)) for s in (c.id, c.reason, ", ".join(b.id for b in c.breaches) or "-",
+                                                          c.reproduce)))
         console.print(fails)
     score = "n/a" if v.score is None else f"{v.score:.1f}"
     console.print(f"[bold {STYLE[v.verdict]}]{v.verdict.upper()}[/] score {score} (min {v.min_score:g}) · "
                   f"{v.counts.passed}/{v.counts.cells} cells passed · seed {v.seed}", highlight=False)
     for reason in v.reasons:
-        console.print(f"  - {reason}", highlight=False, markup=False)
+        console.print(f"  - {spell_out(reason)}", highlight=False, markup=False)
