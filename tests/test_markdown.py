@@ -3,7 +3,7 @@
 import re
 
 from gate.report import markdown
-from gate.report.escape import code_block, inline
+from gate.report.escape import code_block, text
 from gate.report.model import (CellResult, Counts, InvariantOutcome, InvariantSummary, Report, RunInfo,
                                RunResult, StageScore, Timings, VerdictPart)
 
@@ -65,7 +65,7 @@ def test_code_block_fence_outlasts_content():
 
 
 def test_inline_flattens_and_escapes_table_breakers():
-    assert inline("a|b\nc `d` <e>") == "a\\|b c \\`d\\` \\<e\\>"
+    assert text("a|b\nc `d` <e>") == "a\\|b c \\`d\\` \\<e\\>"
 
 
 def test_one_megabyte_output_fits_the_comment_limit():
