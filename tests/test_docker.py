@@ -106,7 +106,8 @@ def test_action_image_runs_like_github(action_image, tmp_path):
         github.close()
     outputs = (files / "output").read_text()
     assert "verdict=pass" in outputs and "verdict=fail" in outputs
-    assert "junit=/github/workspace/agent/results/junit.xml" in outputs
+    # workspace-relative, so a later step on the runner (not in this container) can open them
+    assert "junit=agent/results/junit.xml" in outputs and "report=agent/chaos-gate-report/report.json" in outputs
     assert (workspace / "agent" / "results" / "junit.xml").exists()
     summary = (files / "summary.md").read_text()
     assert "chaos-gate: **PASS**" in summary and "chaos-gate: **FAIL**" in summary

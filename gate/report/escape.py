@@ -57,7 +57,6 @@ def text(value: str | None, limit: int = 120) -> str:
     return _no_pings(PUNCT.sub(r"\\\1", _clean(value, limit, one_line=True)))
 
 
-
 def code(value: str | None, limit: int = 120, table: bool = False) -> str:
     """A code span showing exactly `value` (on one line); `table=True` inside a GFM table cell."""
     if value is None:
