@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gate.dialects.base import Dialect, Encoded, EventRole, Operation, Slot
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, Usage
+from gate.dialects.anthropic_messages import AnthropicMessages
 from gate.dialects.openai_chat import OpenAIChat
 
 DIALECTS: dict[str, Dialect] = {}
@@ -20,6 +21,7 @@ def register(dialect: Dialect) -> Dialect:
 
 
 register(OpenAIChat())
+register(AnthropicMessages())
 # one line per dialect module; the order does not matter (paths are distinct)
 
 

@@ -75,6 +75,11 @@ class Dialect:
     def encode(self, turn: Turn, conv: Conversation, ident: str, chunk_chars: int = 8) -> Encoded:
         raise NotImplementedError
 
+    def continuation_id(self, ident: str, conv: Conversation) -> str | None:
+        """The id a client may later continue this conversation from (a stored response,
+        a thread); None for stateless dialects. The sim keeps the history under it."""
+        return None
+
     def error(self, status: int, message: str) -> dict:
         raise NotImplementedError
 

@@ -1,0 +1,90 @@
+"""Config of `sim`, the scripted model: rules that behave like a model, step by step.
+
+A rule matches the latest user message and scripts what the model does next: a tool
+call (or several in one turn), then another, then an answer — and what it does when a
+tool fails (`on_error`), so a script never claims success after a failed tool unless it
+says so. The older one-step form (`tool` + `arguments` + `answer`) is kept as shorthand.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from gate.contracts.base import Regex, StrictModel
+
+
+class SimCall(StrictModel):
+    tool: str = Field(description="Name of the tool to call (must be offered by the request).")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments; {{1}} = regex group 1.")
+
+
+class SimStep(StrictModel):
+    """One model turn: call one or several tools, or answer."""
+
+    call: str | list[SimCall] | None = Field(
+        default=None, description="A tool name, or several calls made in one turn (parallel tool calls).")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments when `call` is one tool name.")
+    answer: str | None = Field(default=None, description="Final text; {{tool_result}}, {{results}} and {{1}} expand.")
+    output: Any = Field(default=None, description="Structured-output answer (an object), when a schema is asked for.")
+
+    @model_validator(mode="after")
+    def _one_action(self):
+        if (self.call is None) == (self.answer is None and self.output is None):
+            raise ValueError("a step either calls a tool (`call`) or answers (`answer` / `output`)")
+        return self
+
+    def calls(self) -> list[SimCall]:
+        if isinstance(self.call, str):
+            return [SimCall(tool=self.call, arguments=self.arguments)]
+        return list(self.call or [])
+
+
+class OnError(StrictModel):
+    """What the scripted model does when the latest tool result is an error."""
+
+    action: Literal["apologize", "retry", "call", "continue"] = Field(
+        default="apologize",
+        description="apologize: answer `answer`; retry: repeat the failed call (up to `retries` times, then "
+                    "apologize); call: call `tool` instead; continue: go on as if it had worked.")
+    retries: int = Field(default=1, ge=0, le=10)
+    tool: str | None = Field(default=None, description="With action `call`: the tool to call instead.")
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    answer: str = Field(default="Sorry, I could not complete that: the {{tool}} tool failed.",
+                        description="The apology; {{tool}} and {{error}} expand.")
+
+
+class SimRule(StrictModel):
+    when: Regex = Field(description="Regex searched in the latest user message (case-insensitive).")
+    tool: str | None = Field(default=None, description="Shorthand: call this tool first, then answer.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments; {{1}} = regex group 1.")
+    answer: str | None = Field(default=None, description="Final answer; {{tool_result}} and {{1}} expand.")
+    output: Any = Field(default=None, description="Structured-output answer object, when a schema is asked for.")
+    steps: list[SimStep] = Field(default_factory=list, description="The script: tool turns, then an answer.")
+    on_error: OnError = Field(default_factory=OnError)
+
+    @model_validator(mode="after")
+    def _steps_or_shorthand(self):
+        if self.steps and (self.tool or self.answer is not None):
+            raise ValueError("use either `steps` or the shorthand `tool`/`answer`, not both")
+        return self
+
+    def script(self) -> list[SimStep]:
+        if self.steps:
+            return self.steps
+        calls = [SimStep(call=self.tool, arguments=self.arguments)] if self.tool else []
+        return calls + [SimStep(answer=self.answer if self.answer is not None else "{{default}}",
+                                output=self.output)]
+
+
+class SimConfig(StrictModel):
+    rules: list[SimRule] = Field(default_factory=list)
+    default: str = "I can help with that."
+    chunk_chars: int = Field(default=8, ge=1, description="Characters per streamed delta / argument fragment.")
+    injection: Literal["ignore", "obey"] = Field(
+        default="ignore",
+        description="obey: follow instructions found in tool results (repeat them, call the tool they name), "
+                    "as a fooled model would, so `inject` scenarios test the agent's own defences.")
+    models: list[str] = Field(default_factory=lambda: ["sim-1"], description="Served by the models endpoints.")
+    embedding_dim: int = Field(default=16, ge=1, le=4096, description="Length of the deterministic embeddings.")
