@@ -52,6 +52,7 @@ class _Writer:
         return xml_safe(value if limit is None or len(value) <= limit else value[:limit] + "…")
 
     def element(self, parent, tag: str, body: str | None = None, **attrs) -> ET.Element:
+        """`body` arrives cleaned; attributes are cleaned here (cleaning twice changes nothing)."""
         node = ET.SubElement(parent, tag, {k.rstrip("_"): self.text(v) for k, v in attrs.items()})
         if body is not None:
             node.text = body
