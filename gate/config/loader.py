@@ -81,7 +81,11 @@ def _yaml_loc(loc: Path_, lines: dict) -> Path_:
 
 def validation_problems(exc: ValidationError, lines: dict) -> list[Problem]:
     problems = []
-    for err in exc.errors():
+    errors = exc.errors()
+    misspelt = _misspelt_required(errors)
+    for err in errors:
+        if err["type"] == "missing" and tuple(err["loc"]) in misspelt:
+            continue  # the unknown key's 'did you mean' already says it: one message per mistake
         loc = _yaml_loc(err["loc"], lines)
         if err["type"] == "extra_forbidden":
             key = err["loc"][-1]
@@ -97,6 +101,17 @@ def validation_problems(exc: ValidationError, lines: dict) -> list[Problem]:
             loc = tag_loc if tag_loc in lines else loc  # the line of `kind:` / `type:` itself
         problems.append(Problem(loc, message))
     return problems
+
+
+def _misspelt_required(errors: list[dict]) -> set[tuple]:
+    """Locs of missing keys that an unknown key beside them is a near spelling of."""
+    unknown: dict[tuple, list[str]] = {}
+    for err in errors:
+        if err["type"] == "extra_forbidden":
+            unknown.setdefault(tuple(err["loc"][:-1]), []).append(str(err["loc"][-1]))
+    return {tuple(err["loc"]) for err in errors if err["type"] == "missing"
+            and difflib.get_close_matches(str(err["loc"][-1]), unknown.get(tuple(err["loc"][:-1]), []), n=1,
+                                          cutoff=0.6)}
 
 
 def _format_errors(exc: ValidationError, source: str, lines: dict) -> list[str]:

@@ -40,13 +40,13 @@ def vacuous(loc: Loc, message: str) -> Problem:
 
 # --- unique ids and names -------------------------------------------------------------------
 
-def _duplicates(named: Iterable[tuple[Loc, str]], what: str) -> list[Problem]:
+def _duplicates(named: Iterable[tuple[Loc, str]], what: str, why: str = "") -> list[Problem]:
     """Each repeat reported at its own loc, naming where the name was first used."""
     first: dict[str, Loc] = {}
     out = []
     for loc, name in named:
         if name in first:
-            out.append(Problem(loc, f"duplicate {what} '{name}' (already used by {_path(first[name])})"))
+            out.append(Problem(loc, f"duplicate {what} '{name}' (already used by {_path(first[name])}){why}"))
         else:
             first[name] = loc
     return out
@@ -66,7 +66,7 @@ def duplicate_problems(config: Config) -> list[Problem]:
                         for i, s in enumerate(config.contract.scenarios)), "contract scenario name")
     chaos = [(("chaos", "profiles", i), name) for i, name in enumerate(config.chaos.profiles)]
     chaos += [(("chaos", "scenarios", i, "name"), s.name) for i, s in enumerate(config.chaos.scenarios)]
-    out += _duplicates(chaos, "chaos scenario name (cell ids would clash)")
+    out += _duplicates(chaos, "chaos scenario name", ": their cell ids would clash")
     return out + _reserved_name_problems(config)
 
 

@@ -112,6 +112,8 @@ def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int:
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
     problem = getattr(exc, "problem", None)
+    if "single document" in str(getattr(exc, "context", "")):
+        return "a second YAML document starts here ('---'); a config is a single document"
     context = getattr(exc, "context_mark", None)
     began = f" (in the value that starts on line {context.line + 1})" if context else ""
     if problem is None:

@@ -46,7 +46,10 @@ class When(StrictModel):
     stage: Patterns | None = None
     input: Patterns | None = None
     mutation: Patterns | None = None
-    scenario: Patterns | None = None
+    scenario: Patterns | None = Field(
+        default=None,
+        description="baseline (fault-free contract cells), a contract/chaos scenario or profile name, custom "
+                    "(chaos.faults), replay, or mutation (every mutation cell: no faults, a perturbed input).")
 
     def matches(self, facts: dict[str, str | None]) -> bool:
         for key in ("stage", "input", "mutation", "scenario"):
