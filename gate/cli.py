@@ -1,7 +1,7 @@
 """The `chaos-gate` command line: run, validate, schema, plan.
 
 Exit codes: 0 pass, 1 the agent failed the gate, 2 the config is wrong or the gate
-could not judge (agent would not start, ...). Expected errors print one clear
+could not judge (agent would not start, SIGINT/SIGTERM, ...). Expected errors print one clear
 message, never a traceback.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -17,11 +18,21 @@ from rich.console import Console
 from gate.errors import EXIT_ERROR, GateError
 from gate.flags import FlagParser, concurrency_flag, runs_flag, seed_flag, seeds_flag, shard_flag
 
+EXIT_CODES = """exit codes:
+  0  pass
+  1  the agent failed the gate
+  2  the gate could not judge: bad config, the agent did not start or never became
+     ready, a harness error, or SIGINT/SIGTERM (then report.json is partial: the
+     finished cells, verdict error, error_reason interrupted; every agent is stopped)
+A run always writes report.json, JUnit and summary.md unless the config is invalid."""
+
 
 def _parser() -> argparse.ArgumentParser:
-    p = FlagParser(prog="chaos-gate", description="Attack an AI agent and gate on its resilience.")
+    p = FlagParser(prog="chaos-gate", description="Attack an AI agent and gate on its resilience.",
+                   epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the gate and write the reports")
+    run = sub.add_parser("run", help="run the gate and write the reports", epilog=EXIT_CODES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("-c", "--config", default="chaos-gate.yaml")
     run.add_argument("-o", "--output-dir", type=Path)
     run.add_argument("--seed", type=seed_flag)
@@ -75,14 +86,19 @@ def cmd_run(args, console: Console) -> int:
     from gate.config import load_config
     from gate.report.terminal import progress_bar
     from gate.runner import run_gate
+    from gate.runner.guard import run_guarded
 
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     install_signal_handlers()
     shard = args.shard  # (I, N), parsed and checked with the other flags
-    with progress_bar(console) as (on_plan, on_progress):
-        report = run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
-                          on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record)
+
+    def run():
+        with progress_bar(console) as (on_plan, on_progress):
+            return run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
+                            on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record)
+
+    report = run_guarded(loaded, out_dir, args.config, run)  # a report on every exit path
     return _publish(report, loaded, out_dir, args.quiet, console, "reports")
 
 
@@ -91,10 +107,25 @@ def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str) 
     from gate.report import write_all
     from gate.report.terminal import print_summary
 
-    paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
-    if not quiet:
-        print_summary(report, console)
-        console.print(f"{what}: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
+    from gate.agent.reaper import deferred_signals
+    from gate.report.failure import failure_report, redacted
+
+    report = redacted(report, loaded.redactor)  # the terminal prints from it too
+    with deferred_signals() as signals:  # a signal now must not leave half-written files
+        try:
+            paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
+        except Exception as exc:  # a renderer bug: still leave a report behind
+            report = failure_report(loaded, "harness", f"the gate failed writing the reports: {exc!r}")
+            paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
+        if not quiet:
+            print_summary(report, console)
+            console.print(f"{what}: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
+    for cell in report.verdict.cells:  # why the gate could not judge (start-up, harness, signal), log tail included
+        if cell.stage == "gate" and cell.error:
+            sys.stderr.write(f"chaos-gate: {cell.error}\n")
+    if signals:
+        sys.stderr.write("chaos-gate: interrupted while writing the reports; they are complete\n")
+        return EXIT_ERROR
     return report.verdict.exit_code
 
 
@@ -209,14 +240,21 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)  # a bad flag is a UsageError: one line, exit 2
         return COMMANDS[args.command](args, console)
     except GateError as exc:
-        sys.stderr.write(f"chaos-gate: {exc}\n")  # plain: rich would re-wrap file:line paths
+        # plain: rich would re-wrap file:line paths; redacted: a message may quote a secret value
+        sys.stderr.write(f"chaos-gate: {_environment_redactor().redact(str(exc))}\n")
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a signal before a run began or outside `run` (which reports it)
         from gate.agent.reaper import kill_all
 
         kill_all()
         sys.stderr.write("chaos-gate: interrupted; every agent process was stopped\n")
-        return 130
+        return EXIT_ERROR
+
+
+def _environment_redactor():
+    from gate.config.secrets import Redactor
+
+    return Redactor.for_environment(os.environ)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gate.agent import reaper
+from gate.agent.process import AgentStartError
 from gate.errors import HarnessError
 
 LABEL = "org.agent-chaos-gate.agent"
@@ -92,7 +93,7 @@ class ContainerAgent:
         try:
             self.container = self.client.containers.run(self.image, **kwargs)
         except Exception as exc:
-            raise HarnessError(f"could not start container from {self.image}: {exc}") from None
+            raise AgentStartError(f"could not start container from {self.image}: {exc}") from None
         reaper.track_cleanup(self.container.id, self._remove)
 
     @property
@@ -137,8 +138,8 @@ class ContainerAgent:
         async with httpx.AsyncClient(timeout=1.0, trust_env=False) as client:
             while True:
                 if not await self.is_alive():
-                    raise HarnessError(f"agent container exited during start-up with code {self.exit_code}; "
-                                       f"its last log lines:\n{self.log_tail()}")
+                    raise AgentStartError(f"agent container exited during start-up with code {self.exit_code}",
+                                          self.log_tail())
                 ok = True
                 if pattern is not None:
                     ok = bool(pattern.search(await asyncio.to_thread(self.log_tail)))
@@ -150,8 +151,7 @@ class ContainerAgent:
                 if ok:
                     return time.monotonic() - started
                 if time.monotonic() - started > timeout:
-                    raise HarnessError(f"agent container not ready after {timeout:g}s; last log lines:\n"
-                                       f"{self.log_tail()}")
+                    raise AgentStartError(f"agent container not ready after {timeout:g}s", self.log_tail())
                 await asyncio.sleep(0.1)
 
     def _remove(self) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from gate.agent.environment import agent_environment
 from gate.agent.http import async_client
 from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
 from gate.agent.process import AgentProcess, argv_of, free_port
@@ -46,13 +47,14 @@ class AgentInstance:
     def _ctx(self, **more) -> dict:
         return {"port": str(self.port or ""), "url": self.base_url, **more}
 
-    def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(self.extra_env)
-        if self.spec.start is not None:
-            env[self.spec.start.port_env] = str(self.port)
-            env.update(render(self.spec.start.env, self._ctx()))
-        return env
+    def _env(self, base: bool = True) -> dict[str, str]:
+        """The allow-listed environment (see gate.agent.environment): never the gate's whole one."""
+        start = self.spec.start
+        gate_set = dict(self.extra_env)
+        if start is not None:
+            gate_set[start.port_env] = str(self.port)
+        return agent_environment(os.environ, inherit=start.inherit_env if start else (), gate_set=gate_set,
+                                 configured=render(start.env, self._ctx()) if start else {}, base=base)
 
     async def start(self) -> None:
         self.client = async_client()
@@ -88,9 +90,7 @@ class AgentInstance:
         image = await image_for(client, spec, self.base_dir)
         self.port = free_port() if where.mode == "host" else spec.port
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = {k: v for k, v in self._env().items() if k not in os.environ or k in self.extra_env
-               or k == self.spec.start.port_env or k in self.spec.start.env}
-        self.process = ContainerAgent(client, image, spec, env, self.port, where, self.log_path)
+        self.process = ContainerAgent(client, image, spec, self._env(base=False), self.port, where, self.log_path)
         await asyncio.to_thread(self.process.spawn)
         self.host = await asyncio.to_thread(lambda: self.process.host)
 

@@ -24,6 +24,14 @@ from gate.errors import HarnessError
 LOG_TAIL_BYTES = 4000
 
 
+class AgentStartError(HarnessError):
+    """The agent did not start or never became ready; carries its log tail for the report."""
+
+    def __init__(self, message: str, log_tail: str = ""):
+        super().__init__(message + (f"\nlast lines of the agent's log:\n{log_tail}" if log_tail else ""))
+        self.log_tail = log_tail
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -61,7 +69,7 @@ class AgentProcess:
                 self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
-            raise HarnessError(f"agent command {shlex.join(self.argv)!r} could not start: {exc}") from None
+            raise AgentStartError(f"agent command {shlex.join(self.argv)!r} could not start: {exc}") from None
         finally:
             log.close()
         reaper.track(self.proc.pid, self.proc)
@@ -87,16 +95,15 @@ class AgentProcess:
         async with async_client(timeout=1.0) as client:
             while True:
                 if not self.alive:
-                    raise HarnessError(
-                        f"agent exited during start-up with code {self.exit_code}; "
-                        f"last lines of {self.log_path}:\n{self.log_tail()}")
+                    raise AgentStartError(f"agent exited during start-up with code {self.exit_code} "
+                                          f"(log: {self.log_path})", self.log_tail())
                 if await self._is_ready(client, url, pattern):
                     return time.monotonic() - started
                 if time.monotonic() - started > timeout:
-                    raise HarnessError(
+                    raise AgentStartError(
                         f"agent not ready after {timeout:g}s (waiting for "
-                        f"{url or ''}{' and ' if url and pattern else ''}{log_pattern or ''}); "
-                        f"last lines of {self.log_path}:\n{self.log_tail()}")
+                        f"{url or ''}{' and ' if url and pattern else ''}{log_pattern or ''}; "
+                        f"log: {self.log_path})", self.log_tail())
                 await asyncio.sleep(0.05)
 
     async def _is_ready(self, client: httpx.AsyncClient, url: str | None, pattern) -> bool:

@@ -144,7 +144,8 @@ def _parse(text: str, source: str):
     if root is None or not isinstance(root, yaml.MappingNode):
         raise ConfigError(f"{source}:1: the config must be a mapping with at least 'agent' and 'inputs'")
     secret_names = declared_secrets(root)
-    redactor = Redactor()
+    # every secret of the gate's environment, whether or not the config references it
+    redactor = Redactor.for_environment(os.environ, secret_names)
     walk = Walk(secret_names, redactor=redactor)
     data = walk.value(root, ())
     return data, walk.lines, redactor, secret_names, walk.problems

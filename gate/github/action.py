@@ -12,6 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from gate.config.secrets import Redactor
 from gate.errors import EXIT_ERROR, ConfigError, GateError
 from gate.github import workflow
 from gate.github.comment import MARKER, GitHubApi, upsert_comment
@@ -35,8 +36,11 @@ def run_action(env=os.environ, out=None) -> int:
         report, loaded, paths = _run(inputs, workdir, out)
     except GateError as exc:
         return _fail_early(str(exc), env, out, exc)
+    except Exception as exc:  # a gate bug outside the run itself: still a summary and an annotation
+        return _fail_early(f"the gate itself failed: {exc!r}", env, out)
     config_file = workflow.relative(loaded.path, workspace)
     _annotate(report, config_file, out)
+    _annotate_error(report, config_file, out)
     final = _place(paths, inputs, workdir)
     v = report.verdict
     # workspace-relative: the container sees /github/workspace, later steps the runner's own path
@@ -54,12 +58,15 @@ def run_action(env=os.environ, out=None) -> int:
 def _run(inputs, workdir: Path, out):
     from gate.agent.reaper import install_signal_handlers
     from gate.config import load_config
+    from gate.report.failure import redacted
     from gate.runner import run_gate
+    from gate.runner.guard import run_guarded
 
     from gate.plan.shard import parse_shard
 
     config_path = workdir / inputs.config
     loaded = load_config(config_path, {"seed": inputs.seed, "runs": inputs.runs})
+    loaded.redactor.add(inputs.github_token or "", "github-token")
     for value in loaded.redactor.values:
         workflow.mask(value, out)
     if inputs.min_score is not None:
@@ -78,9 +85,11 @@ def _run(inputs, workdir: Path, out):
             report = merge_reports(loaded, found)
         else:
             shard = parse_shard(inputs.shard) if inputs.shard else None
-            report = run_gate(loaded, config_label=inputs.config, output_dir=out_dir, shard=shard)
+            report = run_guarded(loaded, out_dir, inputs.config,  # a report on every exit path
+                                 lambda: run_gate(loaded, config_label=inputs.config, output_dir=out_dir, shard=shard))
     finally:
         workflow.endgroup(out)
+    report = redacted(report, loaded.redactor)  # annotations and the comment render from it
     paths = write_all(report, out_dir, loaded.config.output, loaded.redactor.redact)
     out.write(f"chaos-gate: {report.verdict.verdict.upper()} score "
               f"{'n/a' if report.verdict.score is None else f'{report.verdict.score:.1f}'}\n")
@@ -98,6 +107,15 @@ def _annotate(report, config_file: str, out) -> None:
         workflow.error(f"{inv.breached} cell(s) breach '{inv.id}', e.g. {cell.id}: {message}. "
                        f"Reproduce: {cell.reproduce}", file=config_file, line=lines.get(inv.id) or 1,
                        title=f"critical invariant {inv.id} breached", out=out)
+
+
+def _annotate_error(report, config_file: str, out) -> None:
+    """An `error` verdict (agent did not start, harness error, interrupted) gets its own ::error."""
+    v = report.verdict
+    if v.verdict != "error" or not v.error_reason:
+        return
+    workflow.error(f"{v.error_reason}: {v.reasons[0] if v.reasons else ''} (details in the step summary)",
+                   file=config_file, line=1, title=f"chaos-gate could not judge ({v.error_reason})", out=out)
 
 
 def _place(paths: dict, inputs, workdir: Path) -> dict:
@@ -141,7 +159,9 @@ def _comment(report, inputs, env, out) -> str | None:
 
 
 def _fail_early(message: str, env, out, exc: GateError | None = None) -> int:
-    problems = exc.problems if isinstance(exc, ConfigError) else []
+    redact = Redactor.for_environment(env).redact  # a message may quote a value from the environment
+    message = redact(message)
+    problems = [redact(p) for p in exc.problems] if isinstance(exc, ConfigError) else []
     workspace = Path(env.get("GITHUB_WORKSPACE", os.getcwd()))
     if not workflow.config_errors(problems, workspace, out):
         workflow.error(message.splitlines()[0], title="chaos-gate could not run", out=out)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from gate import __version__
+from gate.agent.logs import scrub_dir
 from gate.config import LoadedConfig
 from gate.contracts.output_checks import SimilarToBaseline
 from gate.errors import ConfigError
@@ -25,8 +26,8 @@ from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, 
 from gate.runner.evaluate import fold_cell, reproduce_command
 from gate.runner import soundness
 from gate.runner.coverage import fault_coverage
-from gate.runner.loop import run_async
-from gate.runner.pool import make_workers, run_pool
+from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
+from gate.runner.pool import PoolResult, make_workers, run_pool
 from gate.scoring import decide, overall_score, score_stages
 
 
@@ -83,8 +84,13 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
     if on_plan:
         on_plan(len(cells) * config.runs)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
-    pool = run_async(run_pool(workers, cells, config.runs, invariants, baselines,
-                                _needs_reference(loaded, cells, invariants), on_progress))
+    pool, interrupted = run_pool_interruptible(
+        lambda partial: run_pool(workers, cells, config.runs, invariants, baselines,
+                                 _needs_reference(loaded, cells, invariants), on_progress, result=partial),
+        PoolResult({}, {}, {}, {}, []))
+    planned = len(cells)
+    if interrupted:
+        cells = finished_cells(cells, pool, config.runs)
     label = config_label or str(loaded.path)
     results = []
     timings = []
@@ -110,7 +116,9 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
         report.verdict.reasons.append("a pinned regression fails again: " +
                                       ", ".join(p.id for p in report.verdict.pins if p.status == "fail"))
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None
-    _redact_logs(out_dir / "logs", loaded.redactor)
+    if interrupted:
+        end_interrupted(report, loaded, interrupted, len(cells), planned)
+    _redact_logs(out_dir / "logs", loaded.redactor, config.agent.log_max_bytes)
     return report
 
 
@@ -122,15 +130,9 @@ def _stats_by_cell(pool, cells: list[Cell]) -> dict[str, list]:
     return out
 
 
-def _redact_logs(log_dir: Path, redactor) -> None:
-    """The agents wrote their own logs; scrub secret values from them before anyone reads them."""
-    if not redactor.values or not log_dir.is_dir():
-        return
-    for log in log_dir.glob("*.log"):
-        text = log.read_text(encoding="utf-8", errors="replace")
-        clean = redactor.redact(text)
-        if clean != text:
-            log.write_text(clean, encoding="utf-8")
+def _redact_logs(log_dir: Path, redactor, cap: int | None = None) -> None:
+    """The agents wrote their own logs; scrub secret values (streaming) and cap them before anyone reads them."""
+    scrub_dir(log_dir, redactor, cap)
 
 
 def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only,

@@ -177,9 +177,10 @@ async def _drain(workers: list[Worker], items: list, handle) -> None:
 
 async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invariants: dict[str, InvariantBase],
                    baselines: dict[str, str | None], need_reference: dict[str, str],
-                   on_progress: Callable[[], None] | None = None) -> PoolResult:
+                   on_progress: Callable[[], None] | None = None, result: PoolResult | None = None) -> PoolResult:
+    """`result` may be passed in so that whatever finished survives a cancellation (SIGINT/SIGTERM)."""
     await _start_all(workers)
-    result = PoolResult({}, {}, {}, {}, [])
+    result = result if result is not None else PoolResult({}, {}, {}, {}, [])
     try:
         async def reference(worker, pair):
             input_id, text = pair
