@@ -41,8 +41,9 @@ def available(dirs: list[Path]) -> dict[str, Path]:
 def load_profile(path: Path):
     from gate.config.chaos import Profile
     from gate.config.loader import _format_errors, parse_yaml
+    from gate.config.source import read_config_text
 
-    data, lines, _, _ = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    data, lines, _, _ = parse_yaml(read_config_text(path), str(path))  # bounded, encoding-checked
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
