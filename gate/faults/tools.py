@@ -36,7 +36,7 @@ class TimeoutAfterWrite(_ToolFault):
         resp = await ex.forward()
         await resp.read()
         await resp.aclose()
-        ex.note(f"upstream answered {resp.status}; answer withheld")
+        ex.note(f"upstream answered {resp.status}; answer withheld;")
         if self.seconds:
             await ex.hold(self.seconds)
         await ex.abort("then dropped")

@@ -58,7 +58,9 @@ class ProxyApp:
         self.current: RunState | None = None
         self.on_header = None  # (name, value) -> None: lets the Redactor learn the agent's auth headers
         self.last_cell: str | None = None  # set by the hook when a run begins
-        self.stray: list[tuple[str | None, TraceEntry]] = []  # (last cell, entry) seen between runs
+        # calls seen between runs: (last cell, target, method, path, status); small tuples,
+        # not entries, because a runaway agent can make many and their bodies can be large
+        self.stray: list[tuple] = []
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -115,7 +117,7 @@ class ProxyApp:
             if decision is not None and run.replay is None:
                 _judge(run.schedule, decision.index, ex)
             if run is None:
-                self.stray.append((self.last_cell, entry))
+                self.stray.append((self.last_cell, entry.target, entry.method, entry.path, entry.status))
             else:
                 run.active.discard(asyncio.current_task())
 

@@ -94,8 +94,8 @@ class ProxyHook:
     def take_stray(self) -> list[StrayCall]:
         """Calls that arrived while no cell ran on this worker, oldest first; clears the list."""
         taken, self.app.stray = self.app.stray, []
-        return [StrayCall(worker=self.worker, after_cell=after, target=e.target, method=e.method, path=e.path,
-                          status=e.status) for after, e in taken]
+        return [StrayCall(worker=self.worker, after_cell=after, target=target, method=method, path=path,
+                          status=status) for after, target, method, path, status in taken]
 
     async def stop(self) -> None:
         await self.server.stop()
