@@ -12,6 +12,7 @@ $AGENT_BUGS plants resilience bugs (comma-separated), each one a real-world mist
   accept_truncated   a stream without a finish reason is taken as complete
   obey_injection     follows instructions found in tool output
   no_tool_timeout    calls tools with no timeout
+  trust_tool_json    reads the refund id from any tool answer, unguarded (errors, drift)
   extra_lookup       (a behaviour change, not a bug) looks the order up before refunding
 """
 
@@ -141,6 +142,8 @@ def answer(message: str) -> str:
                 return "Sorry, I could not process that request. Please rephrase it."
         key = hashlib.sha256(f"{message}:{call['name']}:{call['arguments']}".encode()).hexdigest()[:24]
         result = refund(args, key)
+        if "trust_tool_json" in BUGS:
+            json.loads(result)["refund_id"]  # assumes every answer is a successful refund
         if "obey_injection" in BUGS:
             ordered = re.search(r"reply with the words ([A-Z-]+)", result)
             if ordered:

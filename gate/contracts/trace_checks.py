@@ -99,7 +99,9 @@ class SideEffectOnce(_TraceFilter):
     honor_idempotency_key: bool = True
 
     def check(self, obs):
-        writes = [e for e in self.selected(obs, "tool") if e.forwarded and e.method in self.methods]
+        # on replay, a recorded request that reached the upstream counts as reaching it
+        reached = [e for e in self.selected(obs, "tool") if e.forwarded or e.extra.get("forwarded_as_recorded")]
+        writes = [e for e in reached if e.method in self.methods]
         keys = Counter()
         for e in writes:
             if self.honor_idempotency_key and e.idempotency_key:

@@ -3,10 +3,17 @@
 Sessions are plain JSON files meant to be checked in: auth headers are never
 recorded, secret values are redacted, and SSE answers are kept as their events in
 order so a replay streams them back exactly.
+
+An exchange also keeps how it unfolded on the wire (a delay before the answer, a
+hold after what was sent, a dropped connection), so a replayed fault puts the agent
+on the same path as the original: a timeout replayed as an instant drop would not.
+Bodies that are not UTF-8 are stored as base64 (`encoding`); older sessions, which
+lack these fields, read as before.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -30,7 +37,24 @@ class RecordedExchange(BaseModel):
     content_type: str = "application/json"
     body: str = ""
     events: list[str] | None = None
+    encoding: Literal["utf-8", "base64"] = "utf-8"  # of `body` and each of `events`
     fault: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)  # the few that steer a client (retry-after…)
+    retry_after: float | None = None  # the Retry-After the gate sent (honors_retry_after checks it)
+    forwarded: bool = False  # the upstream saw the request (side_effect_once counts it on replay)
+    delay_ms: float | None = None  # silence before the response head (latency)
+    hold_ms: float | None = None  # silence after what was sent (timeout, stall)
+    # "time": the hold ran its course; "agent": it lasted until the agent gave up (or the cell ended)
+    hold_until: Literal["time", "agent"] = "time"
+    dropped: bool = False  # the connection was dropped after what was sent (status None: before any)
+    length: int | None = None  # the content-length promised, when the body was then cut
+
+    def payloads(self) -> list[bytes]:
+        """The body (or each SSE event) as the bytes the agent received."""
+        texts = self.events if self.events is not None else [self.body]
+        if self.encoding == "base64":
+            return [base64.b64decode(t) for t in texts]
+        return [t.encode("utf-8") for t in texts]
 
 
 class Session(BaseModel):
