@@ -170,4 +170,4 @@ async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
         return
     from gate.replay.serve import serve_exchange
 
-    await serve_exchange(recorded, info, ex)  # delays, holds and drops as recorded
+    await serve_exchange(recorded, info, ex, imported=book.session.source != "recorded")  # as it happened
