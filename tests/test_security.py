@@ -296,3 +296,53 @@ def test_gate_run_with_an_agent_writing_200mb_of_log_stays_bounded(tmp_path):
     assert log.stat().st_size < (10 << 20) + 200  # agent.log_max_bytes defaults to 10 MiB
     data = log.read_bytes()
     assert b"cut here" in data and PLANTED["AWS_SECRET_ACCESS_KEY"].encode() not in data
+
+
+def test_action_publishes_an_agent_start_failure_everywhere_without_secrets(tmp_path, monkeypatch):
+    """In the Action, a failed start still writes the step summary, an ::error and the PR comment."""
+    from fake_github import FakeGitHub
+    from test_github_action import Out, action_env
+    from gate.github.action import run_action
+
+    for name, value in PLANTED.items():
+        monkeypatch.setenv(name, value)
+    workspace = tmp_path / "workspace"
+    (workspace / "agent").mkdir(parents=True)
+    (workspace / "agent" / "chaos-gate.yaml").write_text(config_text("exit_at_start"))
+    github = FakeGitHub()
+    try:
+        out = Out()
+        assert run_action(action_env(tmp_path, workspace, github), out) == 2
+        comments = [c["body"] for c in github.comments.values()]
+    finally:
+        github.close()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "ERROR" in summary and "agent_start" in summary and "refusing to start (planted)" in summary
+    assert any(line.startswith("::error") and "agent_start" in line for line in out.text.splitlines())
+    assert len(comments) == 1 and "agent_start" in comments[0] and "refusing to start (planted)" in comments[0]
+    # ::add-mask:: lines hand the values to the runner so that it hides them; it never prints those lines
+    shown = "\n".join(line for line in out.text.splitlines() if not line.startswith("::add-mask::"))
+    assert_no_secret({"summary": summary, "annotations": shown, "comment": comments[0],
+                      **{str(p): p.read_text(errors="replace") for p in workspace.rglob("*") if p.is_file()
+                         and p.suffix != ".yaml"}})
+
+
+def test_command_invocations_get_the_same_allow_list(tmp_path):
+    script = "import json, os, sys; sys.stdin.read(); print(json.dumps(sorted(os.environ)))"
+    text = textwrap.dedent(f"""
+        agent:
+          invoke:
+            command:
+              command: [{json.dumps(sys.executable)}, "-c", {json.dumps(script)}]
+              env: {{CALLED_AS: command}}
+        inputs:
+          - {{id: hello, text: "hi"}}
+        mutation: {{enabled: false}}
+        """)
+    proc = run_cli(tmp_path, text)
+    assert proc.returncode in (0, 1), proc.stderr
+    cell = json.loads((tmp_path / "out" / "report.json").read_text())["verdict"]["cells"][0]
+    names = set(json.loads(cell["runs"][0]["output"]))
+    assert "CALLED_AS" in names and "PATH" in names
+    assert not names & {"GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "ACTIONS_RUNTIME_TOKEN", "AWS_SECRET_ACCESS_KEY",
+                        "PLAIN_GREETING", "DB_DSN"}

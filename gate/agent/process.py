@@ -22,13 +22,16 @@ from gate.agent.http import async_client
 from gate.errors import HarnessError
 
 LOG_TAIL_BYTES = 4000
+SHOWN_TAIL = 900
 
 
 class AgentStartError(HarnessError):
     """The agent did not start or never became ready; carries its log tail for the report."""
 
     def __init__(self, message: str, log_tail: str = ""):
-        super().__init__(message + (f"\nlast lines of the agent's log:\n{log_tail}" if log_tail else ""))
+        # the end of the log says why; keep it short enough to survive the comment's code block
+        shown = log_tail if len(log_tail) <= SHOWN_TAIL else "…" + log_tail[-SHOWN_TAIL:]
+        super().__init__(message + (f"\nlast lines of the agent's log:\n{shown}" if log_tail else ""))
         self.log_tail = log_tail
 
 
