@@ -6,7 +6,10 @@ and a flood can never block the agent or grow the gate's memory. The gate rewrit
 each log once, after its agents stopped, on every exit path: it reads fixed-size
 chunks, redacts, and keeps the first and last halves of `log_max_bytes` with a
 note marking the cut. Memory is O(chunk + longest secret) whatever the log size;
-what stays on disk after the run is bounded by the cap.
+what stays on disk after the run is bounded by the cap. While the run lasts, the
+log grows as the agent writes it, as any program's output would in CI: capping it
+live would need a pipe through the gate (the cost above) or truncating a file the
+agent still appends to (which could cut a secret in half before it is scrubbed).
 
 A secret may span two chunks, so each round keeps the last (longest secret − 1)
 bytes back: any match that starts before that overlap is complete in the buffer,
