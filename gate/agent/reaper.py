@@ -129,7 +129,8 @@ async def interruptible(coro):
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-            signal.signal(sig, previous[sig])  # remove_signal_handler would leave SIG_DFL
+            # remove_signal_handler leaves SIG_DFL behind; put back what was there
+            signal.signal(sig, previous[sig] if previous[sig] is not None else signal.SIG_DFL)
 
 
 @contextmanager
