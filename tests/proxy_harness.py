@@ -28,6 +28,14 @@ SIM = {
 }
 
 
+# The refund tool as each SDK offers it: the sim, like a real model, only calls offered tools.
+REFUND_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}, "reason": {"type": "string"}},
+                 "required": ["order_id"]}
+OA_TOOLS = [{"type": "function", "function": {"name": "refund_order", "description": "Refund an order.",
+                                              "parameters": REFUND_SCHEMA}}]
+AN_TOOLS = [{"name": "refund_order", "description": "Refund an order.", "input_schema": REFUND_SCHEMA}]
+
+
 @dataclass
 class FakeCell:
     id: str

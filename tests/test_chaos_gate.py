@@ -74,7 +74,7 @@ def test_double_write_trace_shows_the_withheld_write(gate_env, tmp_path):
     posts = [s for s in steps if s["target"] == "orders"]
     assert [(s["fault"], s["forwarded"]) for s in posts] == [("timeout_after_write", True), (None, True)]
     summary = (tmp_path / "summary.md").read_text()
-    assert "**timeout_after_write**" in summary and "answer withheld" in summary
+    assert "**timeout\\_after\\_write**" in summary and "answer withheld" in summary  # Markdown-escaped
 
 
 def test_same_seed_same_faults_at_any_concurrency(gate_env, tmp_path):

@@ -22,7 +22,7 @@ import pytest
 
 from gate.faults import FAULTS, LLM, TOOL
 from httpkit import JsonHandler, serve
-from proxy_harness import ProxyHarness
+from proxy_harness import AN_TOOLS, OA_TOOLS, ProxyHarness
 from test_mcp_proxy import McpServer
 
 HELLO = [{"role": "user", "content": "hello there"}]
@@ -83,10 +83,10 @@ class Variant:
 
 def _llm(provider: str, stream: bool, messages, label: str) -> Variant:
     if provider == "openai":
-        doc = {"model": "gpt-4o-mini", "messages": messages, "stream": stream}
+        doc = {"model": "gpt-4o-mini", "messages": messages, "stream": stream, "tools": OA_TOOLS}
         return Variant(f"openai-{'sse' if stream else 'json'}-{label}", LLM, "OPENAI_BASE_URL", "/chat/completions",
                        json.dumps(doc).encode(), {"authorization": "Bearer sk-test"})
-    doc = {"model": "claude-test", "max_tokens": 64, "messages": messages, "stream": stream}
+    doc = {"model": "claude-test", "max_tokens": 64, "messages": messages, "stream": stream, "tools": AN_TOOLS}
     return Variant(f"anthropic-{'sse' if stream else 'json'}-{label}", LLM, "ANTHROPIC_BASE_URL", "/v1/messages",
                    json.dumps(doc).encode(), {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"})
 
@@ -389,3 +389,5 @@ def test_obedient_agent_breaches_excludes_through_text_html_and_markdown(tmp_pat
         assert (step.fault, step.fault_status, step.fault_index) == ("inject", "fired", 0)
         assert step.note == f"injection added ({media})"
         assert "INJECTION-OBEYED" in hit.runs[0].output
+    [coverage] = report.verdict.coverage  # the proxy's honest counters reach the report
+    assert (coverage.scenario, coverage.faults[0].fired, coverage.faults[0].not_applicable) == ("injection", 3, 0)

@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from proxy_harness import ProxyHarness, ToolServer
+from proxy_harness import AN_TOOLS, OA_TOOLS, ProxyHarness, ToolServer
 
 HELLO = [{"role": "user", "content": "hello there"}]
 REFUND = [{"role": "user", "content": "refund order 1234"}]
@@ -32,7 +32,8 @@ def proxy(tool):
 def oa_call(proxy, fault, messages=HELLO, **client_kw):
     proxy.begin(fault)
     try:
-        return proxy.openai(**client_kw).chat.completions.create(model="gpt-4o-mini", messages=messages)
+        return proxy.openai(**client_kw).chat.completions.create(model="gpt-4o-mini", messages=messages,
+                                                                 tools=OA_TOOLS)
     finally:
         proxy.trace = proxy.end()
 
@@ -42,7 +43,7 @@ def oa_stream(proxy, fault, messages=HELLO, **client_kw):
     chunks = []
     try:
         for chunk in proxy.openai(**client_kw).chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                                                         stream=True):
+                                                                         stream=True, tools=OA_TOOLS):
             chunks.append(chunk)
         return chunks
     finally:
@@ -55,9 +56,9 @@ def an_call(proxy, fault, messages=HELLO, stream=False):
     try:
         client = proxy.anthropic()
         if stream:
-            with client.messages.stream(model="claude-test", max_tokens=64, messages=messages) as s:
+            with client.messages.stream(model="claude-test", max_tokens=64, messages=messages, tools=AN_TOOLS) as s:
                 return s.get_final_message()
-        return client.messages.create(model="claude-test", max_tokens=64, messages=messages)
+        return client.messages.create(model="claude-test", max_tokens=64, messages=messages, tools=AN_TOOLS)
     finally:
         proxy.trace = proxy.end()
 

@@ -11,17 +11,18 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
+from gate.config.sim import SimConfig, SimRule  # noqa: F401  (re-exported: part of the wire config)
 from gate.contracts.base import Regex, StrictModel
 from gate.faults import FAULTS
 
 Fault = Annotated[Union[tuple(FAULTS.values())], Field(discriminator="kind")]
 
-DEFAULT_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+DEFAULT_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
 
 
 class LlmUpstream(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    provider: Literal["openai", "anthropic", "generic"] = "openai"
+    provider: Literal["openai", "anthropic", "gemini", "generic"] = "openai"
     env: str | None = Field(default=None, description="Env var pointed at the proxy (default by provider).")
     upstream: str = Field(default="sim", description="Base URL of the real API, or `sim` for the scripted model.")
 
@@ -35,19 +36,6 @@ class ToolUpstream(StrictModel):
     env: str = Field(description="Env var the agent reads its tool base URL from.")
     upstream: str = Field(description="Base URL of the real tool service.")
     kind: Literal["http", "mcp"] = "http"
-
-
-class SimRule(StrictModel):
-    when: Regex = Field(description="Regex searched in the latest user message (case-insensitive).")
-    tool: str | None = Field(default=None, description="Call this tool first (once per user turn).")
-    arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments; {{1}} = regex group 1.")
-    answer: str | None = Field(default=None, description="Final answer; {{tool_result}} and {{1}} expand.")
-
-
-class SimConfig(StrictModel):
-    rules: list[SimRule] = Field(default_factory=list)
-    default: str = "I can help with that."
-    chunk_chars: int = Field(default=8, ge=1, description="Characters per streamed delta / argument fragment.")
 
 
 class Scenario(StrictModel):

@@ -17,7 +17,7 @@ from gate.config.models import Config
 from gate.config.problems import Loc, Problem
 
 TEMPLATE = re.compile(r"\{\{(.*?)\}\}")
-SIM_TEMPLATE_NAMES = ("tool_result",)  # plus regex group numbers
+SIM_TEMPLATE_NAMES = ("tool_result", "results", "default")  # plus regex group numbers
 START_NAMES = ("port", "url")
 RESET_NAMES = START_NAMES + ("cell_id", "input_id", "run")
 INVOKE_NAMES = RESET_NAMES + ("input",)
@@ -97,7 +97,13 @@ def _sim_template_problems(config: Config) -> list[Problem]:
         loc = ("sim", "rules", i)
         where = f"this rule (its regex has {len(groups) - 1} group(s))"
         out += _unknown_templates(rule.answer, loc + ("answer",), SIM_TEMPLATE_NAMES + groups, where)
-        out += _unknown_templates(rule.arguments, loc + ("arguments",), groups, where)
+        out += _unknown_templates(rule.arguments, loc + ("arguments",), groups + ("tool_result",), where)
+        for j, step in enumerate(rule.steps):
+            out += _unknown_templates(step.answer, loc + ("steps", j, "answer"), SIM_TEMPLATE_NAMES + groups, where)
+            out += _unknown_templates(step.arguments, loc + ("steps", j, "arguments"), groups + ("tool_result",),
+                                      where)
+        out += _unknown_templates(rule.on_error.answer, loc + ("on_error", "answer"),
+                                  SIM_TEMPLATE_NAMES + groups + ("tool", "error"), where)
     return out
 
 

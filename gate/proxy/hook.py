@@ -12,7 +12,7 @@ from gate.faults import Schedule
 from gate.proxy.app import ProxyApp, RunState
 from gate.proxy.routes import Route
 from gate.proxy.server import ProxyServer
-from gate.proxy.sim import SimUpstream
+from gate.sim.server import SimUpstream
 from gate.proxy.upstream import HttpUpstream, upstream_client
 from gate.report.model import StrayCall
 
