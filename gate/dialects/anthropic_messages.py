@@ -5,6 +5,8 @@ events — `message_start`, `content_block_start` / `_delta` (`text_delta`,
 `input_json_delta`) / `_stop` per block, `message_delta` (stop_reason, usage),
 `message_stop` — and errors mid-stream arrive as `event: error`. Tool results come
 back as `tool_result` blocks in a user message, with `is_error` when the tool failed.
+A request may continue a server-side thread (the SDK's tool runner does by default):
+see anthropic_threads.py.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gate.dialects import anthropic_threads as threads
 from gate.dialects import sse
 from gate.dialects.base import Dialect, Encoded, Slot
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, Usage
@@ -34,6 +37,8 @@ def _text(content: Any) -> str:
 
 def _messages(raw: dict) -> list[Message]:
     role, content = raw.get("role"), raw.get("content")
+    if role == "system":  # inline tool additions / removals (a beta): nothing the sim acts on
+        return []
     blocks = content if isinstance(content, list) else []
     if role == "assistant":
         calls = [ToolCall(b.get("id") or "", b.get("name") or "", json.dumps(b.get("input") or {}))
@@ -66,6 +71,7 @@ def _schema(doc: dict) -> dict | None:
 class AnthropicMessages(Dialect):
     name = "anthropic_messages"
     provider = "anthropic"
+    request_id_header = "request-id"
 
     def operation(self, method, path):
         bare = path.split("?")[0].rstrip("/")
@@ -85,10 +91,22 @@ class AnthropicMessages(Dialect):
                 result.name = names.get(result.call_id)
         tools = [ToolSpec(t.get("name", ""), t.get("description") or "", t.get("input_schema") or {})
                  for t in doc.get("tools") or [] if isinstance(t, dict) and t.get("name")]
-        return Conversation(messages=messages, system=_text(doc.get("system")), model=doc.get("model"), tools=tools,
+        conv = Conversation(messages=messages, system=_text(doc.get("system")), model=doc.get("model"), tools=tools,
                             tool_choice=_tool_choice(doc.get("tool_choice")), response_schema=_schema(doc),
                             stream=bool(doc.get("stream")),
                             parallel_tool_calls=not (doc.get("tool_choice") or {}).get("disable_parallel_tool_use"))
+        threads.read(doc, conv)
+        return conv
+
+    # -- threads ----------------------------------------------------------------------
+    def continuation_id(self, ident, conv):
+        return f"msg_{ident}" if conv.store else None  # a thread goes on from the reply's id
+
+    def inherit(self, conv, stored):
+        threads.inherit(conv, stored)
+
+    def unknown_continuation(self, ident):
+        return 404, threads.not_found(self.error(404, ""), ident)
 
     # -- answers --------------------------------------------------------------------
     def _blocks(self, turn: Turn) -> list[dict]:
@@ -136,6 +154,15 @@ class AnthropicMessages(Dialect):
                     for p in pieces(block["text"], size) if p]
         return out + [event("content_block_stop")]
 
+    def decode_turn(self, doc):
+        if doc.get("type") != "message" or not isinstance(doc.get("content"), list):
+            return None
+        blocks = [b for b in doc["content"] if isinstance(b, dict)]
+        calls = [ToolCall(b.get("id") or f"toolu_{i}", b.get("name") or "", json.dumps(b.get("input") or {}))
+                 for i, b in enumerate(blocks) if b.get("type") == "tool_use"]
+        finish = {v: k for k, v in STOP.items() if k != "content_filter"}.get(doc.get("stop_reason"), "stop")
+        return Turn(text=_text(blocks), tool_calls=calls, finish=finish, usage=self.usage(doc) or Usage())
+
     def error(self, status, message):
         return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
 
@@ -143,7 +170,8 @@ class AnthropicMessages(Dialect):
         return sse.encode({"type": "error", "error": {"type": "overloaded_error", "message": message}}, "error")
 
     def list_models(self, names):
-        data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"} for n in names]
+        data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z",
+                 "lifecycle": "active", "max_input_tokens": 200000, "max_tokens": 64000} for n in names]
         return {"data": data, "has_more": False, "first_id": names[0] if names else None,
                 "last_id": names[-1] if names else None}
 

@@ -56,6 +56,7 @@ class Encoded:
 class Dialect:
     name: ClassVar[str]
     provider: ClassVar[str]  # the family whose error shapes and headers it uses
+    request_id_header: ClassVar[str] = "x-request-id"
 
     # -- routing ------------------------------------------------------------------
     def operation(self, method: str, path: str) -> Operation | None:
@@ -78,6 +79,18 @@ class Dialect:
     def continuation_id(self, ident: str, conv: Conversation) -> str | None:
         """The id a client may later continue this conversation from (a stored response,
         a thread); None for stateless dialects. The sim keeps the history under it."""
+        return None
+
+    def inherit(self, conv: Conversation, stored: Conversation) -> None:
+        """What a continuation takes from the stored conversation besides its history (a thread
+        keeps the system prompt and tools it was created with); nothing by default."""
+
+    def unknown_continuation(self, ident: str) -> tuple[int, dict]:
+        """Status and error body for a continuation of a conversation the server does not hold."""
+        return 404, self.error(404, f"sim: no stored conversation {ident!r}")
+
+    def decode_turn(self, doc: dict) -> Turn | None:
+        """A whole JSON answer of this dialect as a neutral turn; None if it is not one."""
         return None
 
     def error(self, status: int, message: str) -> dict:

@@ -157,6 +157,19 @@ class OpenAIChat(Dialect):
         out.append(b"data: [DONE]\n\n")
         return out
 
+    def decode_turn(self, doc):
+        choices = doc.get("choices")
+        if doc.get("object") not in (None, "chat.completion") or not isinstance(choices, list) or not choices:
+            return None
+        message = choices[0].get("message") or {}
+        calls = [ToolCall(c.get("id") or f"call_{i}", (c.get("function") or {}).get("name") or "",
+                          (c.get("function") or {}).get("arguments") or "")
+                 for i, c in enumerate(message.get("tool_calls") or [])]
+        finish = {v: k for k, v in FINISH.items() if k != "refusal"}.get(choices[0].get("finish_reason"), "stop")
+        usage = self.usage(doc) or Usage()
+        return Turn(text=text_of(message.get("content")), tool_calls=calls, finish=finish, usage=usage,
+                    refusal=message.get("refusal"))
+
     def error(self, status, message):
         return openai_error(status, message)
 

@@ -14,7 +14,7 @@ import html
 import json
 import re
 
-from gate.proxy import sse
+from gate.dialects import sse
 
 
 def shape_of(content_type: str, body: bytes) -> str:

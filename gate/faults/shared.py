@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from gate.faults.base import LLM, TOOL, FaultBase, register
-from gate.faults.shapes import error_body, error_headers, mcp_error_result
+from gate.faults.shapes import error_for, error_headers, mcp_error_result
 
 
 def seeded_bytes(label: str, ex, size: int) -> bytes:
@@ -20,11 +20,11 @@ def seeded_bytes(label: str, ex, size: int) -> bytes:
 async def _status_error(ex, status: int, retry_after=None, should_retry=None, message=None) -> None:
     info = ex.info
     ex.entry.retry_after = retry_after
-    headers = error_headers(info.provider, retry_after, should_retry)
+    headers = error_headers(info, retry_after, should_retry)
     if info.provider == "mcp" and info.rpc_id is not None and status < 500 and status != 429:
         await ex.respond_json(200, mcp_error_result(info.rpc_id, message or f"tool error {status}"))
         return
-    await ex.respond_json(status, error_body(info.provider, status, message), headers)
+    await ex.respond_json(status, error_for(info, status, message), headers)
 
 
 @register

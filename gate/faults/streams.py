@@ -14,10 +14,11 @@ from typing import Literal
 from pydantic import Field
 
 from gate.faults.base import LLM, FaultBase, register
-from gate.faults.shapes import anthropic_stream_error
-from gate.proxy import sse
+from gate.dialects import sse
+from gate.faults.shapes import dialect_of
 
 NOT_A_STREAM = "the answer is not a stream"
+NO_DIALECT = "not an answer of a known LLM dialect"
 
 
 class _StreamFault(FaultBase):
@@ -96,12 +97,11 @@ class MalformedSse(_StreamFault):
         resp = await ex.forward()
         if not resp.is_sse:
             return await _pass(ex, resp, NOT_A_STREAM)
+        dialect = dialect_of(ex.info)
+        if dialect is None:
+            return await _pass(ex, resp, NO_DIALECT)
         rest = await _relay_events(ex, resp, self.after_events)
-        if ex.info.provider == "anthropic":
-            await ex.write(b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
-                           b'"delta": {"type": "text_delta", "text": "\\u00\n\n')
-        else:
-            await ex.write(b'data: {"choices": [{"delta": {"content": "\\u00\n\n')
+        await ex.write(dialect.malformed_event())
         for event in rest:
             await ex.write(event)
         ex.note(f"bad event after {self.after_events} events")
@@ -110,7 +110,7 @@ class MalformedSse(_StreamFault):
 
 @register
 class StreamError(_StreamFault):
-    """Mid-stream provider error: Anthropic's `event: error`, OpenAI's error chunk."""
+    """A provider error inside an open stream, as the dialect delivers one (an `error` event or chunk)."""
 
     kind: Literal["stream_error"] = "stream_error"
     after_events: int = Field(default=2, ge=0)
@@ -119,12 +119,11 @@ class StreamError(_StreamFault):
         resp = await ex.forward()
         if not resp.is_sse:
             return await _pass(ex, resp, NOT_A_STREAM)
+        dialect = dialect_of(ex.info)
+        if dialect is None:
+            return await _pass(ex, resp, NO_DIALECT)
         await _relay_events(ex, resp, self.after_events)
-        if ex.info.provider == "anthropic":
-            await ex.write(anthropic_stream_error())
-        else:
-            await ex.write(sse.encode({"error": {"message": "The server had an error (injected by chaos-gate)",
-                                                 "type": "server_error"}}))
+        await ex.write(dialect.stream_error("The server had an error (injected by chaos-gate)"))
         ex.note(f"error event after {self.after_events} events")
         await ex.finish()
 
@@ -133,8 +132,9 @@ async def _fragments(ex, mutate) -> None:
     """Buffer each run of tool-argument fragments and let `mutate` rearrange it
     (`mutate` returns None when a run is too short for it)."""
     resp = await ex.forward()
-    if not resp.is_sse:
-        return await _pass(ex, resp, f"{NOT_A_STREAM} (no tool-argument fragments)")
+    dialect = dialect_of(ex.info)
+    if not resp.is_sse or dialect is None:
+        return await _pass(ex, resp, f"{NOT_A_STREAM} (no tool-argument fragments)" if dialect else NO_DIALECT)
     await ex.start(resp.status, resp.headers)
     held, seen, done = [], 0, 0
 
@@ -147,7 +147,7 @@ async def _fragments(ex, mutate) -> None:
         held = []
 
     async for event in sse.events(resp.chunks()):
-        if sse.is_tool_fragment(event):
+        if dialect.classify(sse.data_of(event), sse.name_of(event)) == "tool_args":
             held.append(event)
             seen += 1
             continue

@@ -13,7 +13,7 @@ import json
 import time
 
 from gate.faults import Schedule
-from gate.faults.shapes import error_body
+from gate.faults.shapes import error_for
 from gate.proxy.exchange import Aborted, Exchange
 from gate.proxy.routes import Route, split_path
 from gate.proxy.trace import TraceEntry
@@ -109,7 +109,7 @@ class ProxyApp:
             entry.note = f"upstream unreachable: {exc}"[:200]
             ex.not_applicable(entry.note)
             if not ex.started:
-                await ex.respond_json(502, error_body(info.provider, 502, "chaos-gate proxy: upstream unreachable"))
+                await ex.respond_json(502, error_for(info, 502, "chaos-gate proxy: upstream unreachable"))
         except (OSError, RuntimeError) as exc:  # the agent went away mid-response
             entry.note = (entry.note + f" client gone ({type(exc).__name__})").strip()
         finally:
@@ -166,7 +166,7 @@ async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
         ex.entry.fault = "replay_miss"
         ex.entry.extra["diff"] = book.explain_miss(info, request_doc(body))
         ex.note("not in the recording")
-        await ex.respond_json(502, error_body(info.provider, 502, "chaos-gate replay: request not in the recording"))
+        await ex.respond_json(502, error_for(info, 502, "chaos-gate replay: request not in the recording"))
         return
     from gate.replay.serve import serve_exchange
 

@@ -36,6 +36,8 @@ class RequestInfo:
     stream: bool = False
     rpc_id: Any = None
     rpc_method: str | None = None
+    dialect: str | None = None  # the LLM wire dialect of this request (gate/dialects), if any
+    operation: str | None = None  # generate | count_tokens | models | embeddings
 
 
 class UpstreamResponse:

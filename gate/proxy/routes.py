@@ -23,9 +23,8 @@ class Route:
     def describe(self, method: str, path: str, body: bytes) -> RequestInfo:
         info = RequestInfo(kind=self.kind, name=self.name, provider=self.provider, method=method, path=path)
         doc = _json(body)
-        if self.kind == "llm" and isinstance(doc, dict):
-            info.model = doc.get("model") if isinstance(doc.get("model"), str) else None
-            info.stream = bool(doc.get("stream"))
+        if self.kind == "llm":
+            _describe_llm(info, doc)
         elif self.provider == "mcp":
             doc = doc if isinstance(doc, dict) else {}
             info.rpc_method = doc.get("method")
@@ -39,6 +38,21 @@ class Route:
     def faultable(self, info: RequestInfo) -> bool:
         """MCP: only tools/call gets faults; protocol traffic passes through."""
         return self.provider != "mcp" or info.rpc_method == "tools/call"
+
+
+def _describe_llm(info: RequestInfo, doc) -> None:
+    """Dialect, operation, model and stream flag: from the body, or the path where the dialect puts them there."""
+    from gate import dialects
+
+    found = dialects.find(info.provider, info.method, info.path)
+    model = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
+    if found is None:
+        info.model, info.stream = model, isinstance(doc, dict) and bool(doc.get("stream"))
+        return
+    dialect, info.operation = found
+    info.dialect = dialect.name
+    info.model = model or dialect.model_in_path(info.path)
+    info.stream = dialect.wants_stream(info.path, doc)
 
 
 def _json(body: bytes):

@@ -13,7 +13,7 @@ import base64
 import json
 from pathlib import Path
 
-from gate.proxy.sse import BOUNDARY
+from gate.dialects.sse import BOUNDARY
 from gate.replay.session import RecordedExchange, Session, request_doc, write_session
 
 # Response headers that change what a client does next; the rest (dates, ids) are noise.

@@ -37,12 +37,14 @@ async def serve_exchange(recorded: RecordedExchange, info, ex, imported: bool = 
 
 
 def _payloads(recorded: RecordedExchange, info, imported: bool) -> tuple[list[bytes], str]:
-    """What to send; an imported JSON answer (a trace has no wire bytes) is streamed to an
-    agent that asks for a stream. A recorded JSON answer to a stream request is a fault: kept."""
-    if imported and recorded.events is None and info.stream and recorded.kind == "llm" and recorded.status == 200:
-        from gate.proxy.sim import completion_as_stream
+    """What to send; an imported JSON answer (a trace has no wire bytes) is served in the dialect
+    and stream mode the agent asked in. A recorded JSON answer to a stream request is a fault: kept."""
+    if imported and recorded.events is None and recorded.kind == "llm" and recorded.status == 200:
+        from gate.dialects.translate import answer_as
 
-        return [e.encode() for e in completion_as_stream(recorded.body, info.provider)], "text/event-stream"
+        served = answer_as(recorded.body, info)  # in the dialect (and stream mode) the agent asked in
+        if served is not None:
+            return served
     return recorded.payloads(), recorded.content_type
 
 
