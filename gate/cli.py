@@ -42,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", type=shard_flag, metavar="I/N", help="run the I-th of N balanced slices of the plan")
     run.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    run.add_argument("--expect-digest", metavar="DIGEST",
+                     help="warn when the config is not the one a report's reproduce command came from")
     merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
     merge.add_argument("reports", nargs="+", type=Path)
     merge.add_argument("-c", "--config", default="chaos-gate.yaml")
@@ -68,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("cell")
     repro.add_argument("-c", "--config", default="chaos-gate.yaml")
     repro.add_argument("--seed", type=seed_flag)
+    repro.add_argument("--expect-digest", metavar="DIGEST", help="warn when the config differs from the report's")
     sw = sub.add_parser("sweep", help="run chaos and contract stages under N derived seeds")
     sw.add_argument("-c", "--config", default="chaos-gate.yaml")
     sw.add_argument("--seeds", type=seeds_flag, default=10)
@@ -89,6 +92,7 @@ def cmd_run(args, console: Console) -> int:
     from gate.runner.guard import run_guarded
 
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
+    warn_if_changed(loaded, args.expect_digest)
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     install_signal_handlers()
     shard = args.shard  # (I, N), parsed and checked with the other flags
@@ -167,11 +171,21 @@ def cmd_pin(args, console: Console) -> int:
     return 0
 
 
+def warn_if_changed(loaded, expected: str | None) -> None:
+    """A reproduce command names the config digest it came from; a different config may not
+    reproduce the failure (another env var, an edited file), and must say so before it runs."""
+    if expected and expected != loaded.digest:
+        sys.stderr.write(f"chaos-gate: warning: {loaded.path.name} is not the config this cell was reported from "
+                         f"(digest {expected}, now {loaded.digest}): an edited file or different environment "
+                         "variables; the run may not reproduce the reported failure\n")
+
+
 def cmd_reproduce(args, console: Console) -> int:
     from gate.config import load_config
     from gate.replay import commands
 
     loaded = load_config(args.config, {"seed": args.seed})
+    warn_if_changed(loaded, args.expect_digest)
     return commands.reproduce(loaded, args.cell, args.config, console)
 
 

@@ -3,6 +3,7 @@ anthropic SDKs) behind the gate's proxy, its planted bugs, determinism, reproduc
 
 import json
 import os
+import shlex
 import sys
 
 import pytest
@@ -100,11 +101,22 @@ def test_failing_cell_reproduces_from_its_command(gate_env, tmp_path):
     _, first = run(tmp_path / "a", "contract/refund/outage", bugs="retry_storm")
     cell = cells(first)["contract/refund/outage"]
     assert cell["status"] == "fail"
-    argv = cell["reproduce"].split()[1:]
-    os.environ["AGENT_BUGS"] = "retry_storm"
+    words = shlex.split(cell["reproduce"])
+    env = dict(w.split("=", 1) for w in words[:words.index("chaos-gate")])
+    assert env["AGENT_BUGS"] == "retry_storm"  # the command carries the environment the config expanded
+    os.environ.update({"AGENT_BUGS": "", **env})
+    argv = words[words.index("chaos-gate") + 1:]
     assert main(argv + ["-o", str(tmp_path / "b"), "--quiet"]) == 1
     again = cells(load_report(tmp_path / "b"))["contract/refund/outage"]
     assert again == cell
+
+
+def test_reproducing_under_another_environment_warns(gate_env, tmp_path, capsys):
+    _, first = run(tmp_path / "a", "contract/refund/outage", bugs="retry_storm")
+    words = shlex.split(cells(first)["contract/refund/outage"]["reproduce"])
+    os.environ["AGENT_BUGS"] = ""  # the variable that made the cell fail is not set this time
+    main(words[words.index("chaos-gate") + 1:] + ["-o", str(tmp_path / "b"), "--quiet"])
+    assert "is not the config this cell was reported from" in capsys.readouterr().err
 
 
 def test_state_probe_after_the_cell(gate_env, tmp_path, orders):

@@ -43,6 +43,8 @@ class LoadedConfig:
     digest: str = ""
     # vacuous references let through by gate.allow_vacuous, as `file:line: key: vacuous ...`
     warnings: list[str] = field(default_factory=list)
+    # non-secret ${VAR}s the config took from the environment, for reproduce commands
+    env_used: dict[str, str] = field(default_factory=dict)
 
     @property
     def base_dir(self) -> Path:
@@ -133,7 +135,7 @@ def _unknown_tag(err: dict) -> str:
 
 def parse_yaml(text: str, source: str) -> tuple[Any, dict, Redactor, set[str]]:
     """Data, lines, redactor and declared secret names; a ConfigError for any YAML-level problem."""
-    data, lines, redactor, secret_names, problems = _parse(text, source)
+    data, lines, redactor, secret_names, problems, _ = _parse(text, source)
     if problems:
         raise config_error(format_all(source, lines, problems))
     return data, lines, redactor, secret_names
@@ -148,13 +150,13 @@ def _parse(text: str, source: str):
     redactor = Redactor.for_environment(os.environ, secret_names)
     walk = Walk(secret_names, redactor=redactor)
     data = walk.value(root, ())
-    return data, walk.lines, redactor, secret_names, walk.problems
+    return data, walk.lines, redactor, secret_names, walk.problems, walk.env_used
 
 
 def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> LoadedConfig:
     path = Path(path)
     source = str(path)
-    data, lines, redactor, _, yaml_problems = _parse(read_config_text(path), source)
+    data, lines, redactor, _, yaml_problems, env_used = _parse(read_config_text(path), source)
     problems: list[Problem] = []
     for key, value in (overrides or {}).items():
         if value is not None:
@@ -180,7 +182,7 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output", "seed"})
     digest = hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
     return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest,
-                        warnings=warnings)
+                        warnings=warnings, env_used=env_used)
 
 
 def _semantic_problems(config: Config, path: Path) -> list[Problem]:

@@ -130,6 +130,8 @@ class Walk:
     redactor: Redactor = field(default_factory=Redactor)
     problems: list[Problem] = field(default_factory=list)
     constructor: SafeConstructor = field(default_factory=SafeConstructor)
+    # non-secret variables whose value came from the environment: a reproduce command must carry them
+    env_used: dict[str, str] = field(default_factory=dict)
 
     def value(self, node: yaml.Node, path: Loc) -> Any:
         self.lines.setdefault(path, node.start_mark.line + 1)
@@ -198,10 +200,11 @@ class Walk:
                 self.problems.append(Problem(path, f"environment variable {name} is not set "
                                                    f"(set it, or give a default with ${{{name}:-value}})", line))
                 return ""
-            value = default if value is None else value
             if name in self.secret_names or looks_secret(name):
-                self.redactor.add(value, name)
-            return value
+                self.redactor.add(value if value is not None else default, name)
+            elif value is not None:
+                self.env_used[name] = value
+            return default if value is None else value
 
         return ENV_REF.sub(substitute, text)
 

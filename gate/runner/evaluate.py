@@ -35,11 +35,17 @@ def _fold_invariant(inv: InvariantBase, runs: list[RunResult]) -> InvariantOutco
         message=failing or fallback, not_judged_runs=len(checks) - len(results))
 
 
-def reproduce_command(config_path: str, cell: Cell, seed: int | None = None) -> str:
+def reproduce_command(config_path: str, cell: Cell, seed: int | None = None, env: dict[str, str] | None = None,
+                      digest: str | None = None) -> str:
+    """The command that reruns exactly this cell: the environment the config expanded (non-secret
+    values only), and the config's digest so a changed config is warned about, not silently run."""
     parts = ["chaos-gate", "run", "-c", config_path, "--only", cell.id]
     if seed is not None:
         parts += ["--seed", str(seed)]
-    return shlex.join(parts)
+    if digest:
+        parts += ["--expect-digest", digest]
+    prefix = " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted((env or {}).items()))
+    return (prefix + " " if prefix else "") + shlex.join(parts)
 
 
 def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult], reproduce: str,

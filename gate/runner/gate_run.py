@@ -101,7 +101,9 @@ def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir:
         items = sorted(items_of.get(cell.id, []), key=lambda i: i.run)
         runs = [pool.runs[i] for i in items]
         applicable = [invariants[i] for i in cell.invariants]
-        results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell), loaded.redactor.redact))
+        results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell, env=loaded.env_used,
+                                                                             digest=loaded.digest),
+                                  loaded.redactor.redact))
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
