@@ -8,6 +8,7 @@ error shape and the trace says `sim: unsupported path` — never a 200 of the wr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -48,7 +49,7 @@ class SimUpstream:
 
     def __init__(self, spec: SimConfig):
         self.spec = spec
-        self.threads: dict[str, list[Message]] = {}  # continuation id -> the conversation so far
+        self.threads: dict[str, Conversation] = {}  # continuation id -> the conversation so far
 
     async def send(self, info: RequestInfo, headers, body: bytes) -> UpstreamResponse:
         found = dialects.find(info.provider, info.method, info.path)
@@ -71,9 +72,10 @@ class SimUpstream:
         conv = dialect.decode(info.path, doc)
         conv.stream = dialect.wants_stream(info.path, doc)
         conv.model = conv.model or dialect.model_in_path(info.path)
-        missing = self._restore(conv)
+        missing = self._restore(dialect, conv)
         if missing:
-            return _json(404, dialect.error(404, f"sim: no stored conversation {missing!r}"), "sim: unknown thread")
+            status, error = dialect.unknown_continuation(missing)
+            return _json(status, error, "sim: unknown thread")
         if operation == "count_tokens":
             return _json(200, dialect.count_tokens(conv))
         turn = Script(self.spec, conv).turn()
@@ -82,21 +84,22 @@ class SimUpstream:
         encoded = dialect.encode(turn, conv, ident, self.spec.chunk_chars)
         return _response(encoded.status, encoded.content_type, encoded.parts)
 
-    def _restore(self, conv: Conversation) -> str | None:
+    def _restore(self, dialect, conv: Conversation) -> str | None:
         """Prepend the stored history a continuation refers to; the id when it is unknown."""
         if conv.continues is None:
             return None
-        history = self.threads.get(conv.continues)
-        if history is None:
+        stored = self.threads.get(conv.continues)
+        if stored is None:
             return conv.continues
-        conv.messages = history + conv.messages
+        conv.messages = stored.messages + conv.messages
+        dialect.inherit(conv, stored)
         return None
 
     def _remember(self, dialect, conv: Conversation, turn: Turn, ident: str) -> None:
         key = dialect.continuation_id(ident, conv)
         if key is not None:
             said = Message("assistant", turn.text, tool_calls=list(turn.tool_calls))
-            self.threads[key] = conv.messages + [said]
+            self.threads[key] = dataclasses.replace(conv, messages=conv.messages + [said])
 
     def _unsupported(self, info: RequestInfo) -> UpstreamResponse:
         family = dialects.family(info.provider) or dialects.DIALECTS["openai_chat"]
