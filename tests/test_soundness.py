@@ -80,7 +80,9 @@ def test_a_fault_that_never_fires_makes_the_run_an_error_not_a_pass(run_cli, tmp
     [coverage] = verdict["coverage"]
     assert coverage["faults"][0]["status"] == "never_matched"
     summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "vacuous" in summary
+    assert summary.startswith("## ⚠️ chaos-gate: **ERROR** (vacuous)")
+    coverage = summary.split("### Fault coverage", 1)[1]
+    assert "server" in coverage and "never matched" in coverage
 
 
 def test_allow_vacuous_turns_it_into_a_warning_shown_first(run_cli, tmp_path):
@@ -88,6 +90,8 @@ def test_allow_vacuous_turns_it_into_a_warning_shown_first(run_cli, tmp_path):
     verdict = report["verdict"]
     assert code == 0 and verdict["verdict"] == "pass"
     assert verdict["warnings"] and "vacuous" in verdict["warnings"][0]
+    lines = (tmp_path / "out" / "summary.md").read_text().splitlines()
+    assert lines[2].startswith("> ⚠️ vacuous")  # right under the verdict line, before anything else
 
 
 def test_a_trigger_that_never_fires_is_never_fired_not_never_matched(run_cli, tmp_path, orders_tool):

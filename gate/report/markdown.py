@@ -31,8 +31,14 @@ def _fmt_score(score: float | None) -> str:
 def header(report: Report) -> str:
     v = report.verdict
     c = v.counts
-    lines = [f"## {ICON[v.verdict]} chaos-gate: **{v.verdict.upper()}** — score {_fmt_score(v.score)} / 100 "
+    why = f" ({text(v.error_reason)})" if v.verdict == "error" and v.error_reason else ""
+    lines = [f"## {ICON[v.verdict]} chaos-gate: **{v.verdict.upper()}**{why} — score {_fmt_score(v.score)} / 100 "
              f"(min {v.min_score:g})", ""]
+    if v.warnings:  # shown before anything else: a warning is what a reader must not miss
+        lines += [f"> ⚠️ {text(w, 300)}" for w in v.warnings[:10]]
+        if len(v.warnings) > 10:
+            lines.append(f"> …and {len(v.warnings) - 10} more warnings in report.json")
+        lines.append("")
     lines.append(f"{c.cells} cells × {v.runs_per_cell} run(s): {c.passed} passed, {c.failed} failed, "
                  f"{c.errors} errors, {c.flaky} flaky · seed `{v.seed}` · config {code(v.config, 80)}")
     if v.reasons:
@@ -50,6 +56,21 @@ def invariants_table(report: Report) -> str:
     rows = [[code(i.id, 60, table=True), text(i.severity), i.checked, i.breached, "✅" if i.breached == 0 else "❌"]
             for i in report.verdict.invariants]
     return "### Invariants\n\n" + _table(rows, ["invariant", "severity", "cells", "breached", ""])
+
+
+COVERAGE_ICON = {"fired": "✅ fired", "not_applicable": "➖ not applicable", "never_fired": "⚠️ never fired",
+                 "never_matched": "⚠️ never matched"}
+
+
+def coverage_table(report: Report) -> str:
+    """Scenario → fault → what happened to it: the proof that each fault was really injected."""
+    rows = [[code(f"{sc.stage}/{sc.scenario}", 60, table=True), code(f.fault, 40, table=True),
+             text(f.target, 40), f.matched, f.fired, f.not_applicable, COVERAGE_ICON[f.status]]
+            for sc in report.verdict.coverage for f in sc.faults]
+    if not rows:
+        return ""
+    return "### Fault coverage\n\n" + _table(rows, ["scenario", "fault", "target", "matched", "fired",
+                                                     "not applicable", ""])
 
 
 def outcome_tally(report: Report) -> str:
@@ -148,7 +169,7 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     """The full report if it fits, else failures only, else trimmed with a note."""
     failures = worst(report)
     sections = [header(report), pins(report), stages_table(report), invariants_table(report),
-                outcome_tally(report), matrix(report)]
+                outcome_tally(report), matrix(report), coverage_table(report)]
     timing = {t.id: t for t in report.timings.cells}
     details = [failure_detail(c, timing.get(c.id)) for c in failures[:max_failures]]
     if len(failures) > max_failures:
