@@ -1,5 +1,7 @@
 """Report: the canonical model and its renderers (JSON, JUnit, Markdown, terminal)."""
 
+import json
+import re
 from pathlib import Path
 
 from gate.report import junit, markdown
@@ -17,7 +19,26 @@ def write_all(report: Report, out_dir: Path, names, redact=lambda s: s) -> dict[
 
 
 def to_json(report: Report) -> str:
-    return report.model_dump_json(indent=2, by_alias=True) + "\n"
+    """report.json. A lone surrogate (from an agent's request path, a config value, ...) cannot be
+    written as UTF-8: rather than crash after the verdict was decided, spell it out as \\udxxx."""
+    try:
+        return report.model_dump_json(indent=2, by_alias=True) + "\n"
+    except ValueError:  # pydantic's serialisation error subclasses ValueError
+        doc = _without_surrogates(report.model_dump(mode="json", by_alias=True))
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value):
+    if isinstance(value, str):
+        return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
 
 
 def verdict_json(report: Report) -> str:
