@@ -51,10 +51,17 @@ def proxy():
 
 @pytest.fixture
 def run(proxy):
-    """Begin a fault-free cell; the test's requests land in `proxy.trace` when it ends."""
+    """A fault-free cell around the test (read its requests with `trace_so_far`)."""
     proxy.begin()
     yield proxy
-    proxy.trace = proxy.end()
+    proxy.end()
+
+
+def trace_so_far(proxy):
+    """End the cell to read its trace, and begin a fresh one for the fixture to end."""
+    trace = proxy.end()
+    proxy.begin()
+    return trace
 
 
 def sim_of(proxy):
@@ -129,8 +136,7 @@ def test_tool_runner_defaults_run_the_script_over_a_thread(run, monkeypatch):
     monkeypatch.setattr(sim, "send", recording)
     final = runner(run.anthropic(), "plan a trip to Paris", system="You plan trips.").until_done()
     assert final_text(final) == "Trip to Paris: Paris found\nsunny in Paris"
-    run.trace = run.end()
-    sent = bodies(run.trace)
+    sent = bodies(trace_so_far(run))
     assert [b["thread"]["type"] for b in sent] == ["create", "continue", "continue"]
     assert paths == {"/v1/messages"}  # no thread endpoint, no query
     assert all("message-threads-2026-08-12" in h["anthropic-beta"] for h in headers)
@@ -141,7 +147,6 @@ def test_tool_runner_defaults_run_the_script_over_a_thread(run, monkeypatch):
         assert [m["role"] for m in body["messages"]] == ["user"]
         assert body["messages"][0]["content"][0]["type"] == "tool_result"
     assert sent[2]["thread"]["previous_message_id"] != sent[1]["thread"]["previous_message_id"]
-    run.begin()
 
 
 def test_tool_runner_yields_each_turn(run):
@@ -149,6 +154,8 @@ def test_tool_runner_yields_each_turn(run):
     assert [t.stop_reason for t in turns] == ["tool_use", "tool_use", "end_turn"]
     assert [b.name for b in turns[0].content if b.type == "tool_use"] == ["lookup_city"]
     assert [b.name for b in turns[1].content if b.type == "tool_use"] == ["get_forecast"]
+    continued = [b["thread"].get("previous_message_id") for b in bodies(trace_so_far(run))]
+    assert continued == [None, turns[0].id, turns[1].id]  # each turn goes on from the reply before
     assert final_text(turns[-1]) == "Trip to Rome: Rome found\nsunny in Rome"
 
 
@@ -162,29 +169,34 @@ def test_streaming_tool_runner(run, eager):
     assert len(texts) == 3
 
 
-def test_async_tool_runner(run):
+@pytest.mark.parametrize("stream", [False, True])
+def test_async_tool_runner(run, stream):
     async def go():
         client = anthropic.AsyncAnthropic(api_key="sk-ant-test", base_url=run.env["ANTHROPIC_BASE_URL"],
                                           max_retries=0, timeout=5.0)
-        found = client.beta.messages.tool_runner(model=MODEL, max_tokens=256,
+        found = client.beta.messages.tool_runner(model=MODEL, max_tokens=256, stream=stream,
                                                  tools=[lookup_city_async, get_forecast_async],
                                                  messages=[{"role": "user", "content": "plan a trip to Lima"}])
-        return await found.until_done()
+        if not stream:
+            return await found.until_done()
+        async for turn in found:
+            last = await turn.get_final_message()
+        return last
     assert final_text(asyncio.run(go())) == "Trip to Lima: Lima found\nsunny in Lima"
 
 
 def test_a_failing_tool_gets_the_scripted_apology(run):
     final = runner(run.anthropic(), "plan a trip to Atlantis").until_done()
     assert final_text(final) == "Sorry, I could not complete that: the lookup_city tool failed."
-    run.trace = run.end()
-    sent = bodies(run.trace)
+    sent = bodies(trace_so_far(run))
     assert sent[1]["messages"][0]["content"][0]["is_error"] is True
     assert len(sent) == 2  # no scripted success after the error
-    run.begin()
 
 
-def test_parallel_tool_calls_in_one_turn(run):
-    turns = list(runner(run.anthropic(), "compare Oslo and Rome"))
+@pytest.mark.parametrize("stream", [False, True])
+def test_parallel_tool_calls_in_one_turn(run, stream):
+    found = runner(run.anthropic(), "compare Oslo and Rome", stream=stream)
+    turns = [t.get_final_message() for t in found] if stream else list(found)
     assert [b.input["city"] for b in turns[0].content if b.type == "tool_use"] == ["Oslo", "Rome"]
     assert final_text(turns[-1]) == "Both: sunny in Oslo\nsunny in Rome"
 
@@ -192,11 +204,9 @@ def test_parallel_tool_calls_in_one_turn(run):
 def test_runner_without_a_thread_resends_history(run):
     final = runner(run.anthropic(), "plan a trip to Bern", thread=False).until_done()
     assert final_text(final) == "Trip to Bern: Bern found\nsunny in Bern"
-    run.trace = run.end()
-    sent = bodies(run.trace)
+    sent = bodies(trace_so_far(run))
     assert all("thread" not in b for b in sent)
     assert [len(b["messages"]) for b in sent] == [1, 3, 5]
-    run.begin()
 
 
 def test_unknown_thread_is_thread_not_found_and_the_sdk_replays(run):
@@ -214,11 +224,23 @@ def test_a_lost_thread_is_replayed_under_a_new_one(run):
     sim_of(run).threads.clear()  # the server lost it (a restart, another worker)
     again = thread.send({"role": "user", "content": "hello again"})
     assert final_text(again) == "Hello! How can I help you today?"
-    run.trace = run.end()
-    sent = [(b["thread"]["type"], len(b["messages"])) for b in bodies(run.trace)]
+    trace = trace_so_far(run)
+    sent = [(b["thread"]["type"], len(b["messages"])) for b in bodies(trace)]
     assert sent == [("create", 1), ("continue", 1), ("create", 3)]  # the SDK replays the whole history
-    assert [e.status for e in run.trace] == [200, 404, 200]
-    run.begin()
+    assert [e.status for e in trace] == [200, 404, 200]
+
+
+@pytest.mark.parametrize("kind", ["rate_limit", "server_error", "reset"])
+def test_a_fault_on_a_continue_is_retried_on_the_same_thread(proxy, kind):
+    proxy.begin({"kind": kind, "on_calls": [2]})
+    try:
+        final = runner(proxy.anthropic(max_retries=1), "plan a trip to Oslo").until_done()
+    finally:
+        trace = proxy.end()
+    assert final_text(final) == "Trip to Oslo: Oslo found\nsunny in Oslo"
+    threads = [b["thread"] for b in bodies(trace)]
+    assert threads[1]["type"] == "continue" and threads[1] == threads[2]  # the SDK re-sent the same turn
+    assert trace[1].fault == kind and len(trace) == 4
 
 
 def test_thread_send_continues_by_hand(run):
