@@ -72,7 +72,7 @@ class ToolServer:
 
 
 class ProxyHarness:
-    def __init__(self, tool_url: str, mcp_url: str | None = None, llm_upstream: str = "sim"):
+    def __init__(self, tool_url: str, mcp_url: str | None = None, llm_upstream: str = "sim", sim: dict | None = None):
         tools = [{"name": "orders", "env": "ORDERS_URL", "upstream": tool_url}]
         if mcp_url:
             tools.append({"name": "mcp", "env": "MCP_URL", "upstream": mcp_url, "kind": "mcp"})
@@ -81,7 +81,7 @@ class ProxyHarness:
             "inputs": [{"id": "a", "text": "x"}],
             "llm": [{"name": "openai", "provider": "openai", "upstream": llm_upstream},
                     {"name": "anthropic", "provider": "anthropic", "upstream": llm_upstream}],
-            "tools": tools, "sim": SIM})
+            "tools": tools, "sim": sim or SIM})
         self.hook = ProxyHook(self.config)
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()

@@ -11,6 +11,7 @@ from gate.dialects.base import Dialect, Encoded, EventRole, Operation, Slot
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, Usage
 from gate.dialects.anthropic_messages import AnthropicMessages
 from gate.dialects.openai_chat import OpenAIChat
+from gate.dialects.openai_responses import OpenAIResponses
 
 DIALECTS: dict[str, Dialect] = {}
 
@@ -22,6 +23,7 @@ def register(dialect: Dialect) -> Dialect:
 
 register(OpenAIChat())
 register(AnthropicMessages())
+register(OpenAIResponses())
 # one line per dialect module; the order does not matter (paths are distinct)
 
 

@@ -31,6 +31,9 @@ class Slot:
 
     holder: dict
     key: str
+    # True when the slot restates, whole, a value a stream already sent in pieces (Responses'
+    # `.done` events and final response): a fault should make it match what it did to the pieces.
+    restates: bool = False
 
     def get(self) -> str:
         value = self.holder.get(self.key)
