@@ -34,6 +34,8 @@ REFUND_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}
 OA_TOOLS = [{"type": "function", "function": {"name": "refund_order", "description": "Refund an order.",
                                               "parameters": REFUND_SCHEMA}}]
 AN_TOOLS = [{"name": "refund_order", "description": "Refund an order.", "input_schema": REFUND_SCHEMA}]
+GEMINI_TOOLS = [{"function_declarations": [{"name": "refund_order", "description": "Refund an order.",
+                                            "parameters_json_schema": REFUND_SCHEMA}]}]
 
 
 @dataclass
@@ -80,7 +82,8 @@ class ProxyHarness:
             "agent": {"url": "http://127.0.0.1:9", "invoke": {"http": {"url": "{{url}}"}}},
             "inputs": [{"id": "a", "text": "x"}],
             "llm": [{"name": "openai", "provider": "openai", "upstream": llm_upstream},
-                    {"name": "anthropic", "provider": "anthropic", "upstream": llm_upstream}],
+                    {"name": "anthropic", "provider": "anthropic", "upstream": llm_upstream},
+                    {"name": "gemini", "provider": "gemini", "upstream": llm_upstream}],
             "tools": tools, "sim": sim or SIM})
         self.hook = ProxyHook(self.config)
         self.loop = asyncio.new_event_loop()
@@ -117,6 +120,12 @@ class ProxyHarness:
         kw.setdefault("max_retries", 0)
         kw.setdefault("timeout", 5.0)
         return anthropic.Anthropic(api_key="sk-ant-test", base_url=self.env["ANTHROPIC_BASE_URL"], **kw)
+
+    def gemini(self, timeout_ms: int = 5000):
+        from google import genai
+        from google.genai import types
+        options = types.HttpOptions(base_url=self.env["GOOGLE_GEMINI_BASE_URL"], timeout=timeout_ms)
+        return genai.Client(api_key="test-gemini-key", http_options=options)  # google-genai never retries by default
 
     def close(self):
         self._call(self.hook.stop())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from gate.dialects.base import Dialect, Encoded, EventRole, Operation, Slot
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, Usage
 from gate.dialects.anthropic_messages import AnthropicMessages
+from gate.dialects.gemini import Gemini
 from gate.dialects.openai_chat import OpenAIChat
 from gate.dialects.openai_responses import OpenAIResponses
 
@@ -23,6 +24,7 @@ def register(dialect: Dialect) -> Dialect:
 
 register(OpenAIChat())
 register(AnthropicMessages())
+register(Gemini())
 register(OpenAIResponses())
 # one line per dialect module; the order does not matter (paths are distinct)
 
