@@ -22,8 +22,10 @@ from gate.sim.schema_value import value_for
 
 INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"
                          r"^\s*important\b)", re.IGNORECASE | re.MULTILINE)
-ERROR_TEXT = re.compile(r'^\s*(error\b|\{\s*"error"\s*:|tool failed|exception\b)|"status"\s*:\s*(4|5)\d\d\b',
-                        re.IGNORECASE)
+# Frameworks word a failed tool their own way: "An error occurred while running the tool" is the
+# OpenAI Agents SDK's default, "... is not valid JSON" the npm openai runTools' for unparsable arguments.
+ERROR_TEXT = re.compile(r'^\s*(error\b|an error occurred\b|\{\s*"error"\s*:|tool failed|exception\b)|'
+                        r'"status"\s*:\s*(4|5)\d\d\b|\bis not valid JSON\b', re.IGNORECASE)
 OUTPUT_TOOL = re.compile(r"^(final_result|final_output|output|respond|structured_output)", re.IGNORECASE)
 
 
@@ -126,10 +128,18 @@ class Script:
         if policy.action == "continue":
             return None
         if policy.action == "retry" and self.state.failures <= policy.retries:
-            return self._calls([SimCall(tool=c.name, arguments=c.parsed() or {}) for c in self.state.last_calls])
+            return self._calls([SimCall(tool=c.name, arguments=self._retry_args(rule, c)) for c in self.state.last_calls])
         if policy.action == "call" and policy.tool and self.state.failures <= 1:
             return self._calls([SimCall(tool=policy.tool, arguments=policy.arguments)])
         return Turn(text=_render(policy.answer, self.ctx))
+
+    @staticmethod
+    def _retry_args(rule: SimRule, call: ToolCall) -> Any:
+        """A retry regenerates the call the script meant, as a model does: the failed call's own
+        arguments may be damaged (`bad_tool_args`), and frameworks send them back re-wrapped
+        (pydantic-ai: {"INVALID_JSON": "..."}). A tool outside the script keeps its arguments."""
+        meant = [c for step in rule.script() for c in step.calls() if c.tool == call.name]
+        return meant[0].arguments if meant else (call.parsed() or {})
 
     # -- turns -----------------------------------------------------------------------
     def _calls(self, calls: list[SimCall]) -> Turn:
