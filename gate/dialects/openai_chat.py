@@ -250,8 +250,8 @@ class OpenAIChat(Dialect):
     def drift(self, doc, streaming, mode):
         changed = False
         for holder in self._holders(doc, streaming):
-            if mode == "rename" and "content" in holder:
-                holder["text"] = holder.pop("content")
+            if mode == "rename" and isinstance(holder.get("content"), str) and holder["content"]:
+                holder["text"] = holder.pop("content")  # only real text: a null/empty one changes nothing
                 changed = True
             elif mode == "refusal" and holder.get("content"):
                 holder["refusal"], holder["content"] = "I'm sorry, but I can't help with that.", None

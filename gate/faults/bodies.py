@@ -68,7 +68,12 @@ def map_event(event: bytes, rewrite) -> bytes:
     if not isinstance(doc, dict):
         return event
     new = rewrite(copy.deepcopy(doc))
-    return event if new == doc else sse.encode(new, sse.name_of(event))
+    if new == doc:
+        return event
+    name = sse.name_of(event)
+    if name is not None and name == doc.get("type") and isinstance(new, dict):
+        name = new.get("type", name)  # a rewrite that changes the event's type renames the event too
+    return sse.encode(new, name)
 
 
 def map_sse(body: bytes, rewrite) -> bytes:

@@ -97,13 +97,15 @@ class CutContent(_LlmFault):
         if not resp.is_sse:
             return await _rewrite_body(ex, resp, lambda doc: _cut_whole(dialect, doc))
         await ex.start(resp.status, resp.headers)
-        content_seen = 0
+        content_seen, delivered = 0, []
         async for event in sse.events(resp.chunks()):
-            if dialect.classify(sse.data_of(event), sse.name_of(event)) == "text":
+            doc = sse.data_of(event)
+            if dialect.classify(doc, sse.name_of(event)) == "text":
                 content_seen += 1
                 if content_seen > 1:
                     continue
-            await ex.write(map_event(event, lambda doc: _marked(dialect, doc)))
+                delivered += [slot.get() for slot in dialect.text_slots(doc, True) if not slot.restates]
+            await ex.write(map_event(event, lambda d: _marked(dialect, d, "".join(delivered))))
         await resp.aclose()
         if content_seen > 1:
             ex.note(f"content cut after the first delta ({content_seen - 1} dropped)")
@@ -118,7 +120,12 @@ def _cut_whole(dialect, doc: dict) -> dict:
     return doc
 
 
-def _marked(dialect, doc: dict) -> dict:
+def _marked(dialect, doc: dict, delivered: str) -> dict:
+    """A stream event marked as cut; where the event restates the whole text (Responses'
+    `.done` events and final response), it restates only what was really delivered."""
+    for slot in dialect.text_slots(doc, True):
+        if slot.restates:
+            slot.set(delivered)
     dialect.mark_cut(doc, True)
     return doc
 
@@ -145,10 +152,11 @@ class BadToolArgs(_LlmFault):
 
         def rewrite(dialect, doc, streaming):
             for slot in dialect.tool_arg_slots(doc, streaming):
-                if streaming and corrupted:
-                    break
-                slot.set("}" + slot.get() if streaming else self.arguments)
-                corrupted.append(True)
+                if slot.restates and corrupted:  # the whole arguments restated: damaged as the pieces were
+                    slot.set("}" + slot.get())
+                elif not slot.restates and not (streaming and corrupted):
+                    slot.set("}" + slot.get() if streaming else self.arguments)
+                    corrupted.append(True)
         await _rewrite_json(ex, rewrite)
         if corrupted:
             ex.note("tool arguments made invalid")

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from gate.faults.base import LLM, FaultBase, register
 from gate.dialects import sse
+from gate.faults.bodies import map_event
 from gate.faults.shapes import dialect_of
 
 NOT_A_STREAM = "the answer is not a stream"
@@ -137,14 +138,29 @@ async def _fragments(ex, mutate) -> None:
         return await _pass(ex, resp, f"{NOT_A_STREAM} (no tool-argument fragments)" if dialect else NO_DIALECT)
     await ex.start(resp.status, resp.headers)
     held, seen, done = [], 0, 0
+    rewritten: dict[str, str] = {}  # whole arguments as sent in pieces -> as the agent now assembles them
+
+    def arguments(events: list[bytes]) -> str:
+        return "".join(slot.get() for e in events for slot in dialect.tool_arg_slots(_doc(e), True)
+                       if not slot.restates)
 
     async def flush():
         nonlocal held, done
         out = mutate(held) if held else None
         done += out is not None
+        if out is not None:
+            rewritten[arguments(held)] = arguments(out)
         for e in out if out is not None else held:
             await ex.write(e)
         held = []
+
+    def restate(doc):
+        """Events that restate the whole arguments (Responses' `.done`, the final response) say
+        what the reordered or duplicated pieces now add up to, so both views agree."""
+        for slot in dialect.tool_arg_slots(doc, True):
+            if slot.restates and slot.get() in rewritten:
+                slot.set(rewritten[slot.get()])
+        return doc
 
     async for event in sse.events(resp.chunks()):
         if dialect.classify(sse.data_of(event), sse.name_of(event)) == "tool_args":
@@ -152,12 +168,17 @@ async def _fragments(ex, mutate) -> None:
             seen += 1
             continue
         await flush()
-        await ex.write(event)
+        await ex.write(map_event(event, restate) if rewritten else event)
     await flush()
     await resp.aclose()
     if not done:
         ex.not_applicable("the answer has no tool call" if not seen else f"only {seen} tool-argument fragment(s)")
     await ex.finish()
+
+
+def _doc(event: bytes) -> dict:
+    doc = sse.data_of(event)
+    return doc if isinstance(doc, dict) else {}
 
 
 @register

@@ -45,6 +45,7 @@ class UpstreamResponse:
 
     def __init__(self, status: int, headers: list[tuple[str, str]], chunks: AsyncIterator[bytes], close=None):
         self.status, self.headers, self._chunks, self._close = status, headers, chunks, close
+        self.note = ""
         self._body: bytes | None = None
         # What was read of the body, digested as it streams by (bounded memory); the
         # honesty check compares it with what the agent was sent.
@@ -127,6 +128,8 @@ class Exchange:
         """Send the request upstream (the upstream really executes it)."""
         self.entry.forwarded = True
         self.response = await self.upstream.send(self.info, self.headers, self.body)
+        if self.response.note:  # what an in-process upstream (the sim) has to say about this request
+            self.note(self.response.note)
         return self.response
 
     # -- response side ------------------------------------------------------------
