@@ -84,7 +84,8 @@ def test_failure_carries_invariant_input_and_output(example_runs):
 def test_reproduce_command_reruns_exactly_that_cell(example_runs, tmp_path, monkeypatch):
     report = load_report(example_runs[("fragile", 2)][1])
     bad = next(c for c in report["verdict"]["cells"] if c["status"] == "fail")
-    assert bad["reproduce"].startswith(f"chaos-gate run -c {EXAMPLE / 'chaos-gate.yaml'} --only {bad['id']}")
+    assert bad["reproduce"].startswith("AGENT_MODE=fragile chaos-gate run")  # it carries the env that mattered
+    assert f"chaos-gate run -c {EXAMPLE / 'chaos-gate.yaml'} --only {bad['id']}" in bad["reproduce"]
     monkeypatch.setenv("AGENT_MODE", "fragile")
     code = main(["run", "-c", str(EXAMPLE / "chaos-gate.yaml"), "--only", bad["id"], "-o", str(tmp_path), "--quiet"])
     again = load_report(tmp_path)

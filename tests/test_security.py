@@ -236,7 +236,7 @@ from gate.config.secrets import Redactor
 r = Redactor.for_environment({"AWS_SECRET_ACCESS_KEY": "plantedAwsSecret0004/abc+def"})
 scrub_file(Path(sys.argv[1]), r, cap=int(sys.argv[2]) if sys.argv[2] != "none" else None)
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
-print(max(hwm, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+print(hwm)  # not ru_maxrss: Linux carries the parent's peak across fork+exec into it
 """
 
 
@@ -277,7 +277,7 @@ import resource, sys
 from gate.cli import main
 code = main(sys.argv[1:])
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
-sys.stderr.write(f"GATE_PEAK_KB={max(hwm, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)}\\n")
+sys.stderr.write(f"GATE_PEAK_KB={hwm}\\n")  # VmHWM is this process's own; ru_maxrss inherits the parent's
 sys.exit(code)
 """
 
