@@ -111,12 +111,14 @@ class Script:
     def _scripted(self, rule: SimRule, match: re.Match) -> Turn:
         self.ctx.update({str(i): g or "" for i, g in enumerate((match.group(0),) + match.groups())})
         steps, state = rule.script(), self.state
+        done = state.done
         if state.failed:
             recovered = self._on_error(rule)
             if recovered is not None:
                 return recovered
-        if state.done < len(steps):
-            step = steps[state.done]
+            done += 1  # `continue`: the failed step counts as done
+        if done < len(steps):
+            step = steps[done]
         else:  # every step done: the model wraps up rather than calling again
             step = next((s for s in reversed(steps) if s.call is None), SimStep(answer="{{tool_result}}"))
         return self._calls(step.calls()) if step.call is not None else self._answer(step)
