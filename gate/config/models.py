@@ -74,6 +74,28 @@ class StartSpec(StrictModel):
         return self
 
 
+class ServiceSpec(StrictModel):
+    """Something the agent depends on (a tool API, a stub, a database): started once before the agents,
+    health-checked, stopped on every exit path, with the agent's allow-list environment. Its address is
+    `{{services.NAME.url}}` (also `.host`, `.port`) in the agent, tools, llm upstreams and worlds."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="Used as {{services.NAME.url}}.")
+    command: str | list[str] | None = Field(default=None, description="argv list, or a string run by /bin/sh.")
+    docker: DockerStart | None = None
+    cwd: str | None = Field(default=None, description="Relative to the config file.")
+    env: dict[str, str] = Field(default_factory=dict, description="May use {{port}} and earlier services' URLs.")
+    inherit_env: list[str] = Field(default_factory=list, description="As agent.start.inherit_env.")
+    port_env: str | None = Field(default="PORT", description="Env var that hands the service its free port.")
+    ready: ReadySpec = Field(default_factory=ReadySpec, description="Default: its URL answers (any status < 500).")
+    url: str = Field(default="http://{{host}}:{{port}}", description="Its base URL. Templates: {{host}}, {{port}}.")
+
+    @model_validator(mode="after")
+    def _command_or_docker(self):
+        if (self.command is None) == (self.docker is None):
+            raise ValueError("set exactly one of 'command' or 'docker'")
+        return self
+
+
 class HttpRequestSpec(StrictModel):
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
     url: str = Field(description="Templates: {{url}} (agent base URL), {{port}}.")
@@ -210,11 +232,14 @@ class OutputConfig(StrictModel):
     json_: str = Field(default="report.json", alias="json")
     junit: str = "junit.xml"
     markdown: str = "summary.md"
+    html: str = Field(default="report.html", description="Self-contained trace viewer (no network requests).")
 
 
 class Config(StrictModel):
     version: Literal[1] = 1
     seed: int = 0
+    services: list[ServiceSpec] = Field(
+        default_factory=list, description="Processes or containers the agent depends on, started before it.")
     agent: AgentConfig
     inputs: list[InputSpec] = Field(min_length=1)
     mutation: MutationConfig = Field(default_factory=MutationConfig)

@@ -24,8 +24,11 @@ INVOKE_NAMES = RESET_NAMES + ("input",)
 
 
 def value_problems(config: Config) -> list[Problem]:
+    from gate.services.templates import service_problems  # {{services.NAME.url}}, checked there
+
     return [*template_problems(config), *json_path_problems(config), *on_calls_problems(config),
-            *weight_problems(config), *mutation_kind_problems(config), *fixed_url_problems(config)]
+            *weight_problems(config), *mutation_kind_problems(config), *fixed_url_problems(config),
+            *service_problems(config)]
 
 
 def hint(word: str, options) -> str:
@@ -57,7 +60,7 @@ def _unknown_templates(value: Any, loc: Loc, names: tuple[str, ...], where: str)
     for at, text in _strings(value, loc):
         for m in TEMPLATE.finditer(text):
             name = m.group(1).strip()
-            if name not in names:
+            if name not in names and not name.startswith("services."):  # gate/services/templates.py
                 problems.append(Problem(at, f"unknown template '{m.group(0)}'{_template_hint(name, names)}; "
                                             f"{where} knows {', '.join('{{' + n + '}}' for n in names)}"))
     return problems

@@ -32,7 +32,7 @@ def progress_bar(console: Console):
             nonlocal task
             task = progress.add_task("cells", total=total)
 
-        def on_progress():
+        def on_progress(run=None):
             if task is not None:
                 progress.advance(task)
 

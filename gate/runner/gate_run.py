@@ -65,10 +65,19 @@ def _with_pins(loaded: LoadedConfig, whole, cells, stage_builders):
     return first + [c for c in cells if c.id not in ids], statuses
 
 
-def run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir: Path | None = None,
-             config_label: str | None = None, on_progress: Callable[[], None] | None = None,
-             on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None,
-             shard: tuple[int, int] | None = None, record_dir: Path | None = None) -> Report:
+def run_gate(loaded: LoadedConfig, *, output_dir: Path | None = None, **options) -> Report:
+    """The services the agent depends on run around the whole run (gate/services), on every exit path."""
+    from gate.services import running_services
+
+    out_dir = Path(output_dir or loaded.base_dir / loaded.config.output.dir)
+    with running_services(loaded, out_dir / "logs") as resolved:
+        return _run_gate(resolved, output_dir=output_dir, **options)
+
+
+def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir: Path | None = None,
+              config_label: str | None = None, on_progress: Callable[..., None] | None = None,
+              on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None,
+              shard: tuple[int, int] | None = None, record_dir: Path | None = None) -> Report:
     config = loaded.config
     whole, cells = plan_for(loaded, only, stage_builders, shard)
     pins: list[dict] = []

@@ -177,7 +177,7 @@ async def _drain(workers: list[Worker], items: list, handle) -> None:
 
 async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invariants: dict[str, InvariantBase],
                    baselines: dict[str, str | None], need_reference: dict[str, str],
-                   on_progress: Callable[[], None] | None = None, result: PoolResult | None = None) -> PoolResult:
+                   on_progress: Callable[..., None] | None = None, result: PoolResult | None = None) -> PoolResult:
     """`result` may be passed in so that whatever finished survives a cancellation (SIGINT/SIGTERM)."""
     await _start_all(workers)
     result = result if result is not None else PoolResult({}, {}, {}, {}, [])
@@ -199,7 +199,7 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
             result.fault_stats[item] = stats
             result.wall_ms[item] = (time.monotonic() - began) * 1000
             if on_progress:
-                on_progress()
+                on_progress(run)  # the run's result, so progress can count failures as they happen
 
         await _drain(workers, [WorkItem(c, r) for c in cells for r in range(runs)], handle)
     finally:
