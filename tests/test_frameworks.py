@@ -5,7 +5,8 @@ Agents SDK (Responses and chat), pydantic-ai (`openai:` and the chat model), Lan
 the Anthropic SDK's tool runner, google-genai, and Node's npm `openai` — so a pass
 means the framework could not tell the keyless sim from its real provider. Also here:
 the sim behaviours these frameworks needed (a retried call after damaged arguments,
-the frameworks' own words for a failed tool).
+the frameworks' own words for a failed tool). Each config starts the orders service
+itself (`services:`), so a test is one CLI run.
 """
 
 import json
@@ -43,12 +44,11 @@ def node_ready() -> None:
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_sound_agent_passes_its_baseline_under_sim(name, orders, monkeypatch, tmp_path):
+def test_sound_agent_passes_its_baseline_under_sim(name, tmp_path):
     if name == "node_openai":
         node_ready()
     else:
         pytest.importorskip(NEEDS[name], reason=f"pip install -e '.[frameworks]' for {name}")
-    monkeypatch.setenv("ORDERS_URL", orders)
     code = main(["run", "-c", str(FRAMEWORKS / name / "chaos-gate.yaml"), "-o", str(tmp_path), "--quiet",
                  "--only", "contract/*/baseline"])
     report = load_report(tmp_path)

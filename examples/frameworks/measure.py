@@ -2,8 +2,8 @@
 
     python examples/frameworks/measure.py [--out DIR]
 
-Starts the orders service (examples/sdk_agent/orders_service.py) on a free port, runs
-each example's full contract stage with the real CLI, and reads each report: a cell is
+Runs each example's full contract stage with the real CLI (each config starts its own
+orders service) and reads each report: a cell is
 ✅ when every invariant held, ❌ with the breached invariants' ids, ➖ when the
 scenario's faults could not apply to that framework's traffic (e.g. `truncate_stream`
 on a framework that does not stream). The table is the gate's measurement, nothing
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,26 +37,12 @@ LABELS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_orders() -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "examples/sdk_agent/orders_service.py")],
-                            env={**os.environ, "ORDERS_PORT": str(port)}, stdout=subprocess.PIPE, text=True)
-    proc.stdout.readline()  # "orders service on PORT": it is listening
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def run_example(name: str, out: Path, orders: str) -> dict:
+def run_example(name: str, out: Path) -> dict:
     if name == "node_openai" and not (HERE / name / "node_modules").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE / name, check=True)
     subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(HERE / name / "chaos-gate.yaml"),
                     "-o", str(out / name), "--quiet", "--only", "contract/*"],
-                   env={**os.environ, "ORDERS_URL": orders}, check=False)
+                   check=False)
     return json.loads((out / name / "report.json").read_text())
 
 
@@ -107,12 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="frameworks-"))
     names = args.only or [n for n in LABELS if (HERE / n / "chaos-gate.yaml").exists()]
-    proc, orders = start_orders()
-    try:
-        reports = {name: run_example(name, out, orders) for name in names}
-    finally:
-        proc.terminate()
-        proc.wait()
+    reports = {name: run_example(name, out) for name in names}
     print(f"Measured {time.strftime('%Y-%m-%d')} by `python examples/frameworks/measure.py` (reports in {out}).\n")
     print(table(reports))
     return 0

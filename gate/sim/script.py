@@ -130,7 +130,8 @@ class Script:
         if policy.action == "continue":
             return None
         if policy.action == "retry" and self.state.failures <= policy.retries:
-            return self._calls([SimCall(tool=c.name, arguments=self._retry_args(rule, c)) for c in self.state.last_calls])
+            calls = self.state.last_calls
+            return self._calls([SimCall(tool=c.name, arguments=self._retry_args(rule, c)) for c in calls])
         if policy.action == "call" and policy.tool and self.state.failures <= 1:
             return self._calls([SimCall(tool=policy.tool, arguments=policy.arguments)])
         return Turn(text=_render(policy.answer, self.ctx))

@@ -2,7 +2,8 @@
 
 Shows: `Agent("openai:gpt-4o-mini")` — in pydantic-ai 2.x the shorthand means
 `OpenAIResponsesModel`, the Responses API (`POST /responses`) — served by the gate's
-`sim` through $OPENAI_BASE_URL (the openai client reads it; the agent never names a URL). One tool, `refund_order`, POSTs to the orders service at $ORDERS_URL.
+`sim` through $OPENAI_BASE_URL (the openai client reads it; the agent never names a
+URL). One tool, `refund_order`, POSTs to the orders service at $ORDERS_URL.
 
 POST /chat {"message": ...} -> {"reply": ...}; GET /health. Errors the framework
 raises are not papered over: they surface as a 500, so the gate sees what the
