@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator
 
 from gate.proxy.trace import TraceEntry
 
+SHOWN_BYTES = 4096  # response bytes kept per exchange for the HTML trace viewer
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate", "host", "content-encoding"}
 
@@ -156,6 +157,9 @@ class Exchange:
             self.sent.update(data)
             if self.run.record:
                 self.entry.response_chunks.append(data)
+            shown = self.entry.extra.get("shown", b"")
+            if len(shown) < SHOWN_BYTES:  # a bounded excerpt of what the agent got, for report.html
+                self.entry.extra["shown"] = shown + data[:SHOWN_BYTES - len(shown)]
             await self._send({"type": "http.response.body", "body": data, "more_body": True})
 
     async def finish(self) -> None:

@@ -4,17 +4,19 @@ import json
 import re
 from pathlib import Path
 
-from gate.report import junit, markdown
+from gate.report import html, junit, markdown
 from gate.report.model import Report
 
 
 def write_all(report: Report, out_dir: Path, names, redact=lambda s: s) -> dict[str, Path]:
-    """Write report.json, the JUnit file and the Markdown summary; return their paths."""
+    """Write report.json, the JUnit file, the Markdown summary and report.html; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / names.json_, "junit": out_dir / names.junit, "markdown": out_dir / names.markdown}
     paths["json"].write_text(redact(to_json(report)), encoding="utf-8")
     junit.write(report, paths["junit"], redact)
     paths["markdown"].write_text(redact(markdown.render(report, limit=markdown.SUMMARY_LIMIT)), encoding="utf-8")
+    paths["html"] = out_dir / getattr(names, "html", "report.html")
+    paths["html"].write_text(redact(html.render(report)), encoding="utf-8")  # beside summary.md
     return paths
 
 

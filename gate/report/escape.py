@@ -90,3 +90,16 @@ def html_text(value: str | None, limit: int = 120) -> str:
 def plain(value: str | None, limit: int = 2000) -> str:
     """Annotations and notices (shown as plain text): visible controls, no marker, bounded."""
     return _clean(value, limit, one_line=False)
+
+
+def html_attr(value: str | None, limit: int = 200) -> str:
+    """An attribute value (or one-line text) in report.html: quotes escaped too, so it cannot end the attribute."""
+    return html.escape(_clean(value, limit, one_line=True), quote=True)
+
+
+def html_block(value: str | None, limit: int = 4000) -> str:
+    """Multi-line text inside <pre> in report.html: escaped, controls spelled out, bounded."""
+    body = _clean(value, None, one_line=False)
+    if len(body) > limit:
+        body = body[:limit] + f"\n… ({len(body) - limit} more characters)"
+    return html.escape(body, quote=True)

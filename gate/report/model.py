@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gate.report.exchanges import CellExchanges
+
 SCHEMA = "agent-chaos-gate/report@1"
 CellStatus = Literal["pass", "fail", "error"]
 VerdictName = Literal["pass", "fail", "error"]
@@ -216,6 +218,8 @@ class Report(BaseModel):
     verdict: VerdictPart
     timings: Timings
     run: RunInfo
+    exchanges: list[CellExchanges] = Field(
+        default_factory=list, description="Body excerpts of the failing cells' exchanges (report.html).")
 
     model_config = {"populate_by_name": True}
 

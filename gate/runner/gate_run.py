@@ -21,6 +21,7 @@ from gate.errors import ConfigError
 from gate.proxy.hook import needs_proxy, proxy_factory
 from gate.plan import Cell, build_plan, invariants_of, select
 from gate.plan.shard import shard_of
+from gate.report.exchanges import cell_exchanges
 from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, Report, RunInfo, ShardInfo, Timings,
                                VerdictPart)
 from gate.runner.evaluate import fold_cell, reproduce_command
@@ -127,6 +128,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
         report.verdict.reasons.append("a pinned regression fails again: " +
                                       ", ".join(p.id for p in report.verdict.pins if p.status == "fail"))
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None
+    report.exchanges = cell_exchanges(results, pool)  # bodies for report.html, outside the verdict
     if interrupted:
         end_interrupted(report, loaded, interrupted, len(cells), planned)
     _redact_logs(out_dir / "logs", loaded.redactor, config.agent.log_max_bytes)

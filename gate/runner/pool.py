@@ -50,6 +50,7 @@ class Worker:
     instance: AgentInstance
     hooks: list[RunHook] = field(default_factory=list)
     last_cell: str | None = None
+    bodies: list = field(default_factory=list)  # the last run's (request, response) bytes, per trace step
 
     async def start(self) -> None:
         for hook in self.hooks:
@@ -99,6 +100,7 @@ class Worker:
         checks = check_run(invariants, obs)
         steps = [trace_step(e) for e in obs.trace]
         times = [(e.start_ms, e.end_ms, e.bytes_out) for e in obs.trace]
+        self.bodies = [(e.body, e.extra.get("shown", b"")) for e in obs.trace]  # excerpts for report.html
         worlds = {k[6:]: v for k, v in obs.state.items() if k.startswith("world:")}
         failed = not all(c.passed for c in checks)
         return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
@@ -141,6 +143,7 @@ class PoolResult:
     startup_seconds: list[float]
     fault_stats: dict[WorkItem, dict | None] = field(default_factory=dict)
     stray: list = field(default_factory=list)
+    bodies: dict[WorkItem, list] = field(default_factory=dict)  # (request, response) bytes per trace step
 
 
 def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
@@ -196,6 +199,7 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
             applicable = [invariants[i] for i in item.cell.invariants]
             run, latency, times, stats = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
             result.runs[item], result.latency_ms[item], result.trace_ms[item] = run, latency, times
+            result.bodies[item], worker.bodies = worker.bodies, []
             result.fault_stats[item] = stats
             result.wall_ms[item] = (time.monotonic() - began) * 1000
             if on_progress:
