@@ -12,6 +12,7 @@ itself (`services:`), so a test is one CLI run.
 import json
 import shutil
 import subprocess
+from importlib import metadata
 
 import pytest
 
@@ -23,10 +24,11 @@ from gate.sim.script import Script
 
 FRAMEWORKS = ROOT / "examples" / "frameworks"
 EXAMPLES = sorted(p.name for p in FRAMEWORKS.iterdir() if (p / "chaos-gate.yaml").exists())
-# the Python package each example needs, so a missing install skips with its name
-NEEDS = {"openai_agents": "agents", "openai_agents_chat": "agents", "pydantic_ai": "pydantic_ai",
-         "pydantic_ai_chat": "pydantic_ai", "langgraph": "langgraph", "anthropic_tool_runner": "anthropic",
-         "google_genai": "google.genai"}
+# the distribution each example needs (by its installed name: `agents` alone would also
+# find tests/agents), so a missing install skips with its name
+NEEDS = {"openai_agents": "openai-agents", "openai_agents_chat": "openai-agents", "pydantic_ai": "pydantic-ai-slim",
+         "pydantic_ai_chat": "pydantic-ai-slim", "langgraph": "langgraph", "anthropic_tool_runner": "anthropic",
+         "google_genai": "google-genai"}
 
 
 def test_every_framework_has_an_example():
@@ -48,7 +50,10 @@ def test_sound_agent_passes_its_baseline_under_sim(name, tmp_path):
     if name == "node_openai":
         node_ready()
     else:
-        pytest.importorskip(NEEDS[name], reason=f"pip install -e '.[frameworks]' for {name}")
+        try:
+            metadata.version(NEEDS[name])
+        except metadata.PackageNotFoundError:
+            pytest.skip(f"{NEEDS[name]} not installed: pip install -e '.[test,frameworks]'")
     code = main(["run", "-c", str(FRAMEWORKS / name / "chaos-gate.yaml"), "-o", str(tmp_path), "--quiet",
                  "--only", "contract/*/baseline"])
     report = load_report(tmp_path)
