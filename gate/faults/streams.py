@@ -87,6 +87,20 @@ class TruncateStream(_StreamFault):
         await ex.finish()
 
 
+async def _insert_event(ex, after: int, make_event, then_rest: bool, note: str) -> None:
+    """Relay `after` events, then one event the dialect makes, then (or not) the rest."""
+    resp = await ex.forward()
+    dialect = dialect_of(ex.info)
+    if not resp.is_sse or dialect is None:
+        return await _pass(ex, resp, NOT_A_STREAM if dialect else NO_DIALECT)
+    rest = await _relay_events(ex, resp, after)
+    await ex.write(make_event(dialect))
+    for event in rest if then_rest else ():
+        await ex.write(event)
+    ex.note(note)
+    await ex.finish()
+
+
 @register
 class MalformedSse(_StreamFault):
     """After N events, an event whose data is not valid JSON, then the rest of the stream."""
@@ -95,18 +109,8 @@ class MalformedSse(_StreamFault):
     after_events: int = Field(default=1, ge=0)
 
     async def apply(self, ex):
-        resp = await ex.forward()
-        if not resp.is_sse:
-            return await _pass(ex, resp, NOT_A_STREAM)
-        dialect = dialect_of(ex.info)
-        if dialect is None:
-            return await _pass(ex, resp, NO_DIALECT)
-        rest = await _relay_events(ex, resp, self.after_events)
-        await ex.write(dialect.malformed_event())
-        for event in rest:
-            await ex.write(event)
-        ex.note(f"bad event after {self.after_events} events")
-        await ex.finish()
+        await _insert_event(ex, self.after_events, lambda d: d.malformed_event(), True,
+                            f"bad event after {self.after_events} events")
 
 
 @register
@@ -117,16 +121,9 @@ class StreamError(_StreamFault):
     after_events: int = Field(default=2, ge=0)
 
     async def apply(self, ex):
-        resp = await ex.forward()
-        if not resp.is_sse:
-            return await _pass(ex, resp, NOT_A_STREAM)
-        dialect = dialect_of(ex.info)
-        if dialect is None:
-            return await _pass(ex, resp, NO_DIALECT)
-        await _relay_events(ex, resp, self.after_events)
-        await ex.write(dialect.stream_error("The server had an error (injected by chaos-gate)"))
-        ex.note(f"error event after {self.after_events} events")
-        await ex.finish()
+        await _insert_event(ex, self.after_events,
+                            lambda d: d.stream_error("The server had an error (injected by chaos-gate)"), False,
+                            f"error event after {self.after_events} events")
 
 
 async def _fragments(ex, mutate) -> None:
