@@ -98,7 +98,7 @@ def cmd_run(args, console: Console) -> int:
     shard = args.shard  # (I, N), parsed and checked with the other flags
 
     def run():
-        with progress_bar(console) as (on_plan, on_progress):
+        with progress_bar(console, quiet=args.quiet) as (on_plan, on_progress):
             return run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
                             on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record)
 

@@ -86,7 +86,8 @@ def _run(inputs, workdir: Path, out):
         else:
             shard = parse_shard(inputs.shard) if inputs.shard else None
             report = run_guarded(loaded, out_dir, inputs.config,  # a report on every exit path
-                                 lambda: run_gate(loaded, config_label=inputs.config, output_dir=out_dir, shard=shard))
+                                 lambda: run_gate(loaded, config_label=inputs.config, output_dir=out_dir, shard=shard,
+                                                  **_progress(out)))
     finally:
         workflow.endgroup(out)
     report = redacted(report, loaded.redactor)  # annotations and the comment render from it
@@ -94,6 +95,14 @@ def _run(inputs, workdir: Path, out):
     out.write(f"chaos-gate: {report.verdict.verdict.upper()} score "
               f"{'n/a' if report.verdict.score is None else f'{report.verdict.score:.1f}'}\n")
     return report, loaded, paths
+
+
+def _progress(out) -> dict:
+    """Plain progress lines in the run's log group (a live bar would flood the log)."""
+    from gate.report.progress import PlainProgress
+
+    plain = PlainProgress(out)
+    return {"on_plan": plain.on_plan, "on_progress": plain.on_progress}
 
 
 def _annotate(report, config_file: str, out) -> None:

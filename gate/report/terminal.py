@@ -10,11 +10,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 from rich.text import Text
 
 from gate.report.escape import spell_out
+from gate.report.progress import PlainProgress, run_failed
 
 from gate.report.model import Report
 
@@ -22,19 +24,29 @@ STYLE = {"pass": "green", "fail": "red", "error": "yellow"}
 
 
 @contextmanager
-def progress_bar(console: Console):
-    """Yields (on_plan(total), on_progress()) callbacks for the runner."""
-    progress = Progress(TextColumn("[bold]chaos-gate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console, transient=True, disable=not console.is_terminal)
+def progress_bar(console: Console, quiet: bool = False):
+    """Yields (on_plan(total), on_progress(run)) callbacks for the runner: a live bar on a terminal
+    (done / total, failures so far, elapsed, ETA), plain lines every few seconds elsewhere."""
+    if quiet:
+        yield (lambda total: None), (lambda run=None: None)
+        return
+    if not console.is_terminal:
+        plain = PlainProgress()
+        yield plain.on_plan, plain.on_progress
+        return
+    progress = Progress(TextColumn("[bold]chaos-gate"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("[red]{task.fields[failures]} failing"), TimeElapsedColumn(),
+                        TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True)
     task = None
     with progress:
         def on_plan(total: int):
             nonlocal task
-            task = progress.add_task("cells", total=total)
+            task = progress.add_task("cells", total=total, failures=0)
 
         def on_progress(run=None):
             if task is not None:
-                progress.advance(task)
+                failures = progress.tasks[0].fields["failures"] + run_failed(run)
+                progress.update(task, advance=1, failures=failures, refresh=True)
 
         yield on_plan, on_progress
 

@@ -1,0 +1,66 @@
+"""Progress while cells run: cells done / total, failures so far, elapsed time and ETA.
+
+A terminal gets a live bar (gate.report.terminal); a CI log gets one plain line every few
+seconds instead (a redrawn bar there is thousands of lines of noise), written to stderr so
+that stdout stays the run's result. The Action wraps these lines in a `::group::`.
+`CHAOS_GATE_PROGRESS_SECONDS` sets the interval between plain lines (default 5).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Callable, TextIO
+
+DEFAULT_INTERVAL = 5.0
+
+
+def run_failed(run) -> bool:
+    """A run counts as failing when the gate could not judge it or any judged invariant broke."""
+    if run is None:
+        return False
+    return run.error is not None or any(not c.passed and c.judged for c in run.checks)
+
+
+def clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class PlainProgress:
+    """on_plan / on_progress callbacks that print `chaos-gate: 12/40 cells · 2 failing · 0:14 elapsed · ETA 0:33`."""
+
+    def __init__(self, out: TextIO | None = None, interval: float | None = None,
+                 now: Callable[[], float] = time.monotonic):
+        self.out = out or sys.stderr
+        env = os.environ.get("CHAOS_GATE_PROGRESS_SECONDS")
+        self.interval = interval if interval is not None else float(env) if env else DEFAULT_INTERVAL
+        self.now = now
+        self.total = self.done = self.failures = 0
+        self.started = self.last = 0.0
+
+    def on_plan(self, total: int) -> None:
+        self.total, self.started = total, self.now()
+        self.last = self.started
+        self._write(f"chaos-gate: running {total} cell run(s)")
+
+    def on_progress(self, run=None) -> None:
+        self.done += 1
+        self.failures += run_failed(run)
+        at = self.now()
+        if at - self.last >= self.interval or self.done == self.total:
+            self.last = at
+            self._write(self.line(at))
+
+    def line(self, at: float) -> str:
+        elapsed = at - self.started
+        eta = elapsed / self.done * (self.total - self.done) if self.done else None
+        return (f"chaos-gate: {self.done}/{self.total} cells · {self.failures} failing · "
+                f"{clock(elapsed)} elapsed · ETA {clock(eta)}")
+
+    def _write(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
