@@ -57,9 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--cell")
     exp.add_argument("-c", "--config")
     exp.add_argument("-o", "--output-dir", type=Path, default=Path("sessions"))
-    imp = rsub.add_parser("import", help="exported LangSmith runs -> session files")
-    imp.add_argument("--langsmith", type=Path, required=True)
-    imp.add_argument("--llm-target", default="openai")
+    imp = rsub.add_parser("import", help="LangSmith runs or OpenTelemetry GenAI traces -> session files")
+    source = imp.add_mutually_exclusive_group(required=True)
+    source.add_argument("--langsmith", type=Path, metavar="FILE", help="runs exported from LangSmith (JSON or JSONL)")
+    source.add_argument("--otel", type=Path, metavar="FILE", help="OTLP JSON spans (OpenTelemetry GenAI conventions)")
+    imp.add_argument("--llm-target", default="llm", help="target name recorded for LLM calls (any LLM upstream answers)")
+    imp.add_argument("--tool-map", action="append", default=[], metavar="TRACED=UPSTREAM",
+                     help="a tool named differently in the trace and in the config (repeatable)")
     imp.add_argument("-o", "--output-dir", type=Path, default=Path("sessions"))
     pin = sub.add_parser("pin", help="add failing cells to the seed corpus")
     pin.add_argument("cells", nargs="*", metavar="CELL_ID")
@@ -135,7 +139,6 @@ def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str) 
 
 def cmd_replay(args, console: Console) -> int:
     from gate.replay import commands
-    from gate.replay.session import write_session
 
     if args.replay_command == "export":
         paths = commands.export(args.source, args.output_dir, args.cell, args.config)
@@ -143,12 +146,9 @@ def cmd_replay(args, console: Console) -> int:
             console.print(f"wrote {path}", highlight=False)
         console.print(f"{len(paths)} session(s) exported", highlight=False)
         return 0
-    from gate.replay.langsmith import import_langsmith
+    from gate.replay.importers.command import run_import
 
-    sessions = import_langsmith(args.langsmith, args.llm_target)
-    for session in sessions:
-        console.print(f"wrote {write_session(session, args.output_dir)}", highlight=False)
-    return 0
+    return run_import(args, console)
 
 
 def cmd_pin(args, console: Console) -> int:

@@ -18,6 +18,8 @@ SDK = ROOT / "examples" / "sdk_agent"
 def replay_config(tmp_path, sessions_glob: str, contract: str | None = None) -> str:
     doc = yaml.safe_load((SDK / "chaos-gate.yaml").read_text())
     doc["agent"].pop("reset")
+    doc.pop("services", None)  # a replay needs no orders service: the recording answers
+    doc["tools"][0]["upstream"] = "${ORDERS_URL:-http://127.0.0.1:9}"
     doc["agent"]["start"]["command"] = [sys.executable, str(SDK / "agent.py")]
     doc["contract"] = {"baseline": False, "invariants": [
         {"id": "completes", "type": "completes", "severity": "critical"}]}
@@ -186,13 +188,18 @@ def test_langsmith_import_replays_against_the_agent(tmp_path, monkeypatch, capsy
     assert [s["target"] for s in steps] == ["openai", "orders", "openai"] and not any(s["forwarded"] for s in steps)
 
 
-def test_langsmith_wrong_shape_names_what_is_missing(tmp_path, capsys):
+def test_langsmith_bad_traces_are_skipped_with_their_reason(tmp_path, capsys):
     broken = [dict(LANGSMITH[0]), {**LANGSMITH[1], "outputs": {}}]
     path = tmp_path / "runs.json"
     path.write_text(json.dumps(broken))
-    assert main(["replay", "import", "--langsmith", str(path), "-o", str(tmp_path)]) == 2
+    assert main(["replay", "import", "--langsmith", str(path), "-o", str(tmp_path)]) == 2  # none imported
     err = capsys.readouterr().err
-    assert "LLM run llm1" in err and "has no outputs.generations" in err
+    assert "skipped trace root1: LLM run llm1" in err and "outputs in no known format" in err
+    good = [{**r, "id": "g" + r["id"], **({"parent_run_id": "groot1"} if r.get("parent_run_id") else {})}
+            for r in LANGSMITH]
+    path.write_text(json.dumps(broken + good))
+    assert main(["replay", "import", "--langsmith", str(path), "-o", str(tmp_path / "s")]) == 1  # partial
+    assert [p.name for p in (tmp_path / "s").glob("*.json")] == ["langsmith-groot1.json"]
     path.write_text(json.dumps({"runs": [{"id": "x"}]}))
     assert main(["replay", "import", "--langsmith", str(path)]) == 2
-    assert "run 0 has no 'run_type'" in capsys.readouterr().err
+    assert "found an object with keys id" in capsys.readouterr().err

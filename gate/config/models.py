@@ -202,6 +202,11 @@ class ReplayConfig(StrictModel):
     contracts: dict[str, list[Invariant]] = Field(
         default_factory=dict, description="Named contracts a session can ask for with `contract: name`.")
     allow_unexpected: bool = Field(default=False, description="Do not fail a session on a request it lacks.")
+    tool_map: dict[str, str] = Field(
+        default_factory=dict, description="Traced tool name -> the tool upstream that answers it on replay.")
+    scenarios: list[str] = Field(
+        default_factory=list, description="Scenarios or profiles run on top of every session: the recording "
+                                          "answers, their faults apply, a retry is answered from the recording.")
     pins: str = Field(default="chaos-gate.pins.yaml", description="The seed corpus file, relative to this file.")
 
 

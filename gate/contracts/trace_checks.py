@@ -183,11 +183,17 @@ class ReplayMatches(InvariantBase):
     type: Literal["replay_matches"] = "replay_matches"
 
     def check(self, obs):
-        misses = [e for e in obs.trace if e.fault == "replay_miss"]
+        misses = [e for e in obs.trace if e.fault == "replay_miss" or "replay_miss" in e.extra]
         if misses:
             e = misses[0]
-            return Verdict(False, f"unexpected request {e.describe()}: {e.extra.get('diff', '')}"[:1500])
-        return Verdict(True, "every request was in the recording")
+            diff = e.extra.get("diff") or e.extra.get("replay_miss", "")
+            return Verdict(False, f"unexpected request {e.describe()}: {diff}"[:1500])
+        book = obs.state.get("replay") or {}
+        if book.get("used", 0) < book.get("recorded", 0):  # a replay passes only when it was followed
+            left = "; ".join(book.get("unused", []))
+            return Verdict(False, f"agent stopped after {book['used']} of {book['recorded']} recorded calls "
+                                  f"(never asked: {left})"[:1500])
+        return Verdict(True, "every request was in the recording, and every recorded call was made")
 
 
 @register

@@ -112,7 +112,13 @@ def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
     return cells
 
 
-def _replay_cells(config: Config, base_dir) -> list[dict]:
+def _replay_scenarios(config: Config, resolve) -> list[tuple[str, tuple]]:
+    """`replay.scenarios`: contract or chaos scenarios by name, else profiles, to run on every session."""
+    named = {s.name: s for s in [*config.contract.scenarios, *config.chaos.scenarios]}
+    return [(name, resolve(named.get(name, name))) for name in config.replay.scenarios]
+
+
+def _replay_cells(config: Config, base_dir, resolve=None) -> list[dict]:
     from pathlib import Path
 
     from gate.replay.session import read_session
@@ -130,10 +136,15 @@ def _replay_cells(config: Config, base_dir) -> list[dict]:
             raise ConfigError(f"replay.sessions: {pattern!r} matches no session file under {base}")
         paths.extend(p for p in found if p not in paths)
     cells = []
+    scenarios = _replay_scenarios(config, resolve) if resolve else []
     for path in paths:
         session = read_session(path)
-        cells.append(dict(stage="replay", input_id=session.input_id, text=session.input, original_text=session.input,
-                          scenario="replay", session=session, id=f"replay/{session.id}"))
+        same = dict(stage="replay", input_id=session.input_id, text=session.input, original_text=session.input,
+                    session=session)
+        cells.append(dict(same, scenario="replay", id=f"replay/{session.id}"))
+        # chaos on top of the recording: its answers, the scenario's faults (gate.replay.serve.ReplayUpstream)
+        cells.extend(dict(same, scenario=name, faults=faults, id=f"replay/{session.id}/{name}")
+                     for name, faults in scenarios)
     return cells
 
 
@@ -160,7 +171,7 @@ def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_buil
     builders = {"contract": lambda c: _contract_cells(c, resolve),
                 "mutation": lambda c: _mutation_cells(c, extra_mutators),
                 "chaos": lambda c: _chaos_cells(c, resolve),
-                "replay": lambda c: _replay_cells(c, base_dir), **(stage_builders or {})}
+                "replay": lambda c: _replay_cells(c, base_dir, resolve), **(stage_builders or {})}
     raw: list[dict] = []
     for stage in ("contract", "mutation", "chaos", "replay"):
         if stage in builders:

@@ -96,9 +96,13 @@ class ProxyApp:
             decision = run.schedule.decide(info)
         ex = Exchange(info, headers, body, send, route.upstream, entry, state, receive)
         try:
-            if run is not None and run.replay is not None:
+            if run is not None and run.replay is not None and decision is None:
                 await _serve_recorded(run.replay, info, body, ex)
             elif decision is not None:
+                if run.replay is not None:  # chaos on a replay: the recording is the upstream the fault sees
+                    from gate.replay.serve import ReplayUpstream
+
+                    ex.upstream = ReplayUpstream(run.replay, ex)
                 entry.fault, entry.fault_index = decision.fault.label(), decision.index
                 await decision.fault.apply(ex)
             else:
@@ -114,7 +118,7 @@ class ProxyApp:
             entry.note = (entry.note + f" client gone ({type(exc).__name__})").strip()
         finally:
             entry.end_ms = state.now_ms()
-            if decision is not None and run.replay is None:
+            if decision is not None:
                 _judge(run.schedule, decision.index, ex)
             if run is None:
                 self.stray.append((self.last_cell, entry.target, entry.method, entry.path, entry.status))
@@ -161,7 +165,7 @@ async def _plain(send, status: int, doc: dict) -> None:
 async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
     from gate.replay.session import request_doc
 
-    recorded = book.take(info, ex.entry.body_digest)
+    recorded = book.retry(info, ex.entry.body_digest) or book.take(info, ex.entry.body_digest)  # a retry: again
     if recorded is None:
         ex.entry.fault = "replay_miss"
         ex.entry.extra["diff"] = book.explain_miss(info, request_doc(body))

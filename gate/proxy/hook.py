@@ -67,7 +67,7 @@ class ProxyHook:
 
         schedule = Schedule(tuple(cell.faults), cell.seed, cell.id, run) if cell.faults else None
         session = getattr(cell, "session", None)
-        book = ReplayBook(session) if session is not None else None
+        book = ReplayBook(session, self.config.replay.tool_map) if session is not None else None
         state = self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
         self.app.last_cell = cell.id
         for upstream in self.worlds.values():
@@ -84,6 +84,8 @@ class ProxyHook:
         obs.trace = list(state.trace)
         if state.schedule is not None:
             obs.state["faults"] = state.schedule.stats()
+        if state.replay is not None:  # how far the agent followed the recording (replay-matches)
+            obs.state["replay"] = state.replay.summary()
         for name, upstream in self.worlds.items():
             obs.state[f"world:{name}"] = upstream.state.snapshot()
         if state.record:

@@ -9,6 +9,8 @@ Notes are built from the session file only, so a replay's verdict is determinist
 
 from __future__ import annotations
 
+import json
+
 from gate.replay.session import RecordedExchange
 
 HOLD_BOUND_S = 600.0  # a hold that lasted "until the agent gave up" is bounded by the cell anyway
@@ -18,6 +20,8 @@ async def serve_exchange(recorded: RecordedExchange, info, ex, imported: bool = 
     entry = ex.entry
     entry.fault, entry.retry_after = recorded.fault, recorded.retry_after
     entry.extra["forwarded_as_recorded"] = recorded.forwarded  # the write happened, in the recording
+    if recorded.error:
+        ex.note(f"as traced: {recorded.error}"[:160])
     if recorded.delay_ms:
         ex.note(f"delayed {recorded.delay_ms:g} ms, as recorded")
         await ex.run.wait_or_end(recorded.delay_ms / 1000)
@@ -45,6 +49,12 @@ def _payloads(recorded: RecordedExchange, info, imported: bool) -> tuple[list[by
         served = answer_as(recorded.body, info)  # in the dialect (and stream mode) the agent asked in
         if served is not None:
             return served
+    if imported and recorded.kind == "llm" and recorded.error and (recorded.status or 0) >= 400:
+        from gate.faults.shapes import error_for
+
+        message = recorded.error.partition(": ")[2] or recorded.error  # the provider's own words, shaped as
+        body = json.dumps(error_for(info, recorded.status, message)).encode()  # the agent's SDK expects
+        return [body], "application/json"
     return recorded.payloads(), recorded.content_type
 
 
@@ -58,3 +68,47 @@ async def _hold(recorded: RecordedExchange, ex) -> None:
         return
     seconds = recorded.hold_ms / 1000 if recorded.hold_until == "time" else HOLD_BOUND_S
     await ex.hold(seconds)
+
+
+class ReplayUpstream:
+    """The recording as the upstream a fault forwards to: chaos on top of a replay.
+
+    A fault that forwards (truncate, bad tool args, timeout after write…) damages the
+    recorded answer instead of a live one; the trace keeps whether the recording's
+    upstream saw the write, never that a real upstream did."""
+
+    def __init__(self, book, ex):
+        self.book, self.ex = book, ex
+
+    async def send(self, info, headers, body):
+        from gate.proxy.exchange import UpstreamResponse
+        from gate.proxy.upstream import UpstreamUnavailable
+
+        entry, digest = self.ex.entry, self.ex.entry.body_digest
+        recorded = self.book.retry(info, digest) or self.book.take(info, digest)
+        entry.forwarded = False  # no real upstream: the recording answers
+        if recorded is None:
+            return _miss(self.book, info, self.ex)
+        entry.extra["forwarded_as_recorded"] = recorded.forwarded
+        self.book.mark_faulted(info, digest)  # the fault now damages this answer: a repeat is a retry
+        if recorded.status is None:
+            raise UpstreamUnavailable("the recorded call was dropped")
+        payloads, content_type = _payloads(recorded, info, self.book.session.source != "recorded")
+        return UpstreamResponse(recorded.status, _headers(recorded, content_type), _iterate(payloads))
+
+
+async def _iterate(payloads: list[bytes]):
+    for data in payloads:
+        yield data
+
+
+def _miss(book, info, ex):
+    from gate.faults.shapes import error_for
+    from gate.proxy.exchange import UpstreamResponse
+    from gate.replay.session import request_doc
+
+    ex.entry.extra["replay_miss"] = book.explain_miss(info, request_doc(ex.body))
+    ex.note("not in the recording")
+    body = json.dumps(error_for(info, 502, "chaos-gate replay: request not in the recording")).encode()
+    return UpstreamResponse(502, [("content-type", "application/json")], _iterate([body]))
+

@@ -48,6 +48,11 @@ class RecordedExchange(BaseModel):
     hold_until: Literal["time", "agent"] = "time"
     dropped: bool = False  # the connection was dropped after what was sent (status None: before any)
     length: int | None = None  # the content-length promised, when the body was then cut
+    # imported traces: the run or span it came from, the traced name (a tool's own name), the error
+    # it recorded (an LLM error is re-shaped in the requesting dialect on replay)
+    run_id: str | None = None
+    name: str | None = None
+    error: str | None = None
 
     def payloads(self) -> list[bytes]:
         """The body (or each SSE event) as the bytes the agent received."""

@@ -1,0 +1,213 @@
+"""Import LangSmith runs, in every shape the SDK and the UI export them, as sessions.
+
+Accepted: the flat list of `Client.list_runs` (a trace, a project, any run_type
+filter), a nested run from `read_run(load_child_runs=True)` (`child_runs`), a list of
+those, JSONL, `{"runs": [...]}`, and rows keyed or labelled by `run_id`. Runs are
+indexed once by id and grouped by trace (`trace_id`, else the root reached through
+`parent_run_id`), so the import is linear in the number of runs.
+
+In a trace, the wire calls are the LLM and tool runs that wrap no other LLM or tool
+run (a `@traceable(run_type="llm")` around a wrapped client is not a second call).
+They are replayed in order (`dotted_order`, else start time). A run with `error` is
+imported as the failure the agent saw (see failures.py).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+from gate.errors import ConfigError
+from gate.replay.importers import ImportResult, Skip, failed, llm_answer, session_of, tool_answer
+from gate.replay.importers.failures import classify
+from gate.replay.importers.messages import input_text, llm_turn, output_text, unwrap, text_of
+
+CALLS = ("llm", "tool")
+
+
+def read_documents(path: Path) -> tuple[list[Any], list[tuple[str, str]]]:
+    """The JSON document(s) of a file: one document, or one per JSONL line (bad lines reported)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return [json.loads(text)], []
+    except ValueError:
+        pass
+    docs, bad = [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                docs.append(json.loads(line))
+            except ValueError as exc:
+                bad.append((f"line {n}", f"not JSON: {exc}"))
+    if not docs:
+        raise ConfigError(f"{path}: neither JSON nor JSONL: {bad[0][1] if bad else 'empty file'}")
+    return docs, bad
+
+
+def _is_run(doc: Any) -> bool:
+    return isinstance(doc, dict) and ("run_type" in doc or "child_runs" in doc) and ("id" in doc or "run_id" in doc)
+
+
+def flatten(doc: Any, parent: str | None = None) -> Iterator[dict]:
+    """Every run in a document of any export shape, nested child runs lifted out with their parent."""
+    stack = [(doc, parent)]
+    while stack:
+        item, above = stack.pop()
+        if isinstance(item, list):
+            stack.extend((x, above) for x in reversed(item))
+        elif _is_run(item):
+            run = dict(item, id=str(item.get("id") or item.get("run_id")))
+            if above and not run.get("parent_run_id"):
+                run["parent_run_id"] = above
+            children = run.pop("child_runs", None) or []
+            yield run
+            stack.extend((c, run["id"]) for c in reversed(children))
+        elif isinstance(item, dict) and isinstance(item.get("runs"), list):
+            stack.append((item["runs"], above))
+        elif isinstance(item, dict) and item and all(_is_run(v) or (isinstance(v, dict) and "run_type" in v)
+                                                     for v in item.values()):
+            stack.extend(({"id": k, **v} if "id" not in v else v, above) for k, v in reversed(item.items()))
+        else:
+            raise ValueError(f"expected runs (a list, {{\"runs\": [...]}}, a run with child_runs or rows keyed "
+                             f"by run id), found {_describe(item)}")
+
+
+def _describe(item: Any) -> str:
+    if isinstance(item, dict):
+        return "an object with keys " + ", ".join(sorted(map(str, item))[:8])
+    return type(item).__name__
+
+
+class Index:
+    """Runs by id, children by parent, trace of each run: built once, O(runs)."""
+
+    def __init__(self, runs: list[dict]):
+        self.by_id: dict[str, dict] = {}
+        self.order: dict[str, int] = {}
+        for n, run in enumerate(runs):
+            if run["id"] not in self.by_id:  # the same run in two shapes: keep the first
+                self.by_id[run["id"]] = run
+                self.order[run["id"]] = n
+        self._trace: dict[str, str] = {}
+
+    def parent(self, run: dict) -> dict | None:
+        pid = run.get("parent_run_id")
+        return self.by_id.get(str(pid)) if pid else None
+
+    def trace_of(self, run: dict) -> str:
+        if run.get("trace_id"):
+            return str(run["trace_id"])
+        chain, node = [], run
+        while node is not None and node["id"] not in self._trace:
+            chain.append(node["id"])
+            up = self.parent(node)
+            if up is None:
+                self._trace[node["id"]] = node["id"]
+                break
+            node = up
+        root = self._trace[node["id"]] if node is not None else chain[-1]
+        for rid in chain:
+            self._trace[rid] = root
+        return root
+
+    def wrappers(self) -> set[str]:
+        """Ids of runs above an LLM or tool run: not wire calls themselves."""
+        marked: set[str] = set()
+        for run in self.by_id.values():
+            if run.get("run_type") in CALLS:
+                up = self.parent(run)
+                while up is not None and up["id"] not in marked:
+                    marked.add(up["id"])
+                    up = self.parent(up)
+        return marked
+
+    def traces(self) -> dict[str, list[dict]]:
+        groups: dict[str, list[dict]] = {}
+        for run in self.by_id.values():
+            groups.setdefault(self.trace_of(run), []).append(run)
+        return groups
+
+    def sort_key(self, run: dict):
+        return (str(run.get("dotted_order") or ""), str(run.get("start_time") or ""), self.order[run["id"]])
+
+
+def _ms(run: dict) -> float | None:
+    try:
+        start, end = (datetime.fromisoformat(str(run[k]).replace("Z", "+00:00")) for k in ("start_time", "end_time"))
+        return round((end - start).total_seconds() * 1000, 1)
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def tool_output(outputs: Any) -> tuple[Any, bool]:
+    """What the tool returned (a ToolMessage's content, a dict, a string), and whether it was an error."""
+    value = outputs.get("output", outputs) if isinstance(outputs, dict) and len(outputs) == 1 else outputs
+    msg = unwrap(value)
+    if isinstance(msg, dict) and msg.get("type") in ("ToolMessage", "tool") and "content" in msg:
+        content = msg["content"]
+        text = content if isinstance(content, str) else (text_of(content) or json.dumps(content))
+        return text, msg.get("status") == "error"
+    return value, False
+
+
+def exchange(run: dict, llm_target: str, tool_map: dict[str, str]):
+    name, rid = run.get("name"), run["id"]
+    target = llm_target if run["run_type"] == "llm" else tool_map.get(name or "", name or "tool")
+    if run.get("error"):
+        return failed(classify(run["error"]), run["run_type"], rid, name, target, _ms(run))
+    outputs = run.get("outputs")
+    if run["run_type"] == "tool":
+        if outputs is None:
+            raise Skip(f"tool run {rid} ({name}) has no outputs and no error (still running?)")
+        value, is_error = tool_output(outputs)
+        return tool_answer(value, rid, name, target, is_error)
+    turn = llm_turn(outputs)
+    if turn is None:
+        keys = ", ".join(sorted(outputs)[:6]) if isinstance(outputs, dict) else type(outputs).__name__
+        raise Skip(f"LLM run {rid} ({name}) has outputs in no known format (found {keys or 'nothing'}; "
+                   "expected generations, choices, an Anthropic message or messages)")
+    return llm_answer(turn, rid, name, target)
+
+
+def build_session(trace_id: str, runs: list[dict], index: Index, wrappers: set[str], llm_target: str,
+                  tool_map: dict[str, str]):
+    runs.sort(key=index.sort_key)
+    calls = [r for r in runs if r.get("run_type") in CALLS and r["id"] not in wrappers]
+    if not calls:
+        raise Skip("has no LLM or tool runs")
+    roots = [r for r in runs if index.parent(r) is None]
+    root = next((r for r in roots if str(r["id"]) == trace_id), roots[0] if roots else calls[0])
+    text = input_text(root.get("inputs"))
+    if text is None:
+        first_llm = next((r for r in calls if r["run_type"] == "llm"), None)
+        text = input_text(first_llm.get("inputs")) if first_llm else None
+    if text is None:
+        raise Skip(f"root run {root['id']} ({root.get('name')}) has no user input (a string input or messages)")
+    exchanges = [exchange(r, llm_target, tool_map) for r in calls]
+    output = output_text(root.get("outputs")) if root.get("run_type") != "tool" else None
+    return session_of("langsmith", trace_id, root.get("name"), text, output, exchanges)
+
+
+def import_langsmith(path: Path, llm_target: str = "llm", tool_map: dict[str, str] | None = None) -> ImportResult:
+    docs, bad_lines = read_documents(path)
+    result = ImportResult(skipped=list(bad_lines))
+    runs: list[dict] = []
+    for n, doc in enumerate(docs):
+        try:
+            runs.extend(flatten(doc))
+        except ValueError as exc:
+            where = f"line {n + 1}" if len(docs) > 1 else str(path)
+            result.skipped.append((where, str(exc)))
+    index = Index(runs)
+    wrappers = index.wrappers()
+    for trace_id, group in index.traces().items():
+        try:
+            result.sessions.append(build_session(trace_id, group, index, wrappers, llm_target, tool_map or {}))
+        except Skip as exc:
+            result.skipped.append((trace_id, str(exc)))
+    return result
