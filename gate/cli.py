@@ -44,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
     run.add_argument("--expect-digest", metavar="DIGEST",
                      help="warn when the config is not the one a report's reproduce command came from")
+    run.add_argument("--baseline", type=Path, metavar="REPORT",
+                     help="compare with a base report (main's report.json): new failures, fixes, regressions")
+    run.add_argument("--faults", metavar="I:UPSTREAM:CALL,...",
+                     help="with --only: fire exactly these faults (a shrunk set from report.json), or 'none'")
     merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
     merge.add_argument("reports", nargs="+", type=Path)
     merge.add_argument("-c", "--config", default="chaos-gate.yaml")
@@ -100,11 +104,16 @@ def cmd_run(args, console: Console) -> int:
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     install_signal_handlers()
     shard = args.shard  # (I, N), parsed and checked with the other flags
+    from gate.runner.insights import parse_firings, read_baseline
+
+    baseline = read_baseline(args.baseline)
+    firings = parse_firings(args.faults) if args.faults else None
 
     def run():
         with progress_bar(console, quiet=args.quiet) as (on_plan, on_progress):
             return run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
-                            on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record)
+                            on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record,
+                            baseline=baseline, firings=firings)
 
     report = run_guarded(loaded, out_dir, args.config, run)  # a report on every exit path
     return _publish(report, loaded, out_dir, args.quiet, console, "reports")

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, model_validator
 
 from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, ToolUpstream
+from gate.config.pricing import Price, ShrinkConfig
 from gate.contracts import INVARIANTS
 from gate.contracts.base import Regex, StrictModel
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
@@ -224,8 +225,18 @@ class ScoringConfig(StrictModel):
 class GateConfig(StrictModel):
     min_score: float = Field(default=80.0, ge=0, le=100)
     stage_min: dict[Stage, float] = Field(default_factory=dict, description="Per-stage minimum scores.")
-    fail_on: Literal["critical", "score", "never"] = Field(
-        default="critical", description="critical: breaches and score; score: score only; never: report only.")
+    fail_on: Literal["critical", "high", "medium", "low", "score", "regression", "never"] = Field(
+        default="critical",
+        description="critical: critical breaches and score; high/medium/low: any breach at that severity or above, "
+                    "and score; score: score only; regression: only cells that newly fail against --baseline; "
+                    "never: report only.")
+    alpha: float = Field(default=0.05, gt=0, lt=1,
+                         description="Significance of Fisher's exact test for a pass-rate drop against a baseline.")
+    min_pass_k: dict[Literal["critical", "high", "medium", "low"], float] = Field(
+        default_factory=dict,
+        description="Per severity: the fraction of (cell, invariant) pairs whose k runs all passed, at least.")
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, description="Budget: no new cell starts once the run spent this much (verdict error).")
     allow_vacuous: bool = Field(
         default=False,
         description="Let a run pass although part of the config tested nothing (a fault that never fired, an "
@@ -261,6 +272,9 @@ class Config(StrictModel):
     runs: int = Field(default=1, ge=1, le=100, description="Repetitions of each cell.")
     concurrency: int = Field(default=1, ge=1, le=64, description="Agent instances run in parallel.")
     secrets: list[str] = Field(default_factory=list, description="Env var names whose values are redacted everywhere.")
+    pricing: dict[str, Price] = Field(
+        default_factory=dict, description="Model glob -> USD per million input/output tokens; first match wins.")
+    shrink: ShrinkConfig = Field(default_factory=ShrinkConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     # Unique ids and names, and every cross-reference, are checked by gate/config/references.py
     # with the line of the offending value, which a model validator here could not give.

@@ -27,8 +27,10 @@ RESERVED_SCENARIOS = ("mutation", "replay")  # the scenarios of mutation and rep
 
 
 def reference_problems(config: Config, base_dir: Path) -> list[Problem]:
+    from gate.config.pricing import pricing_problems
+
     problems = [*duplicate_problems(config), *fault_target_problems(config, base_dir), *trace_target_problems(config),
-                *world_state_problems(config), *session_problems(config, base_dir)]
+                *world_state_problems(config), *session_problems(config, base_dir), *pricing_problems(config)]
     if problems:  # the plan needs unique names and its session files
         return problems
     return when_problems(config, _plan_facts(config, base_dir))

@@ -3,6 +3,9 @@
 A decision never depends on timing or on other cells: each (cell, run) gets its own
 counters, and probabilities are drawn from a string-seeded RNG private to that exact
 call, so the same seed gives the same faults on the same calls in any process.
+
+`only` replaces the triggers with an explicit set of firings, (fault index, upstream,
+call number to that upstream): shrinking and `--faults` replay exactly that set.
 """
 
 from __future__ import annotations
@@ -46,16 +49,23 @@ class Schedule:
     calls: dict[int, int] = field(default_factory=dict)
     fired: dict[int, int] = field(default_factory=dict)
     not_applicable: dict[int, int] = field(default_factory=dict)  # firings that met an answer they could not alter
+    only: frozenset | None = None  # {(index, upstream, upstream call number)}: fire exactly these
 
-    def decide(self, info) -> Decision | None:
+    def _fires(self, index: int, fault, call: int, info, target_call: int) -> bool:
+        if self.only is not None:
+            return (index, info.name, target_call) in self.only
+        return fires(fault, seed=self.seed, cell_id=self.cell_id, run=self.run, index=index, call=call,
+                     fired=self.fired.get(index, 0))
+
+    def decide(self, info, target_call: int = 0) -> Decision | None:
+        """`target_call`: this request's number among the run's calls to its upstream (for `only`)."""
         chosen = None
         for index, fault in enumerate(self.faults):
             if not fault.matches(info):
                 continue
             call = self.calls.get(index, 0) + 1
             self.calls[index] = call
-            if chosen is None and fires(fault, seed=self.seed, cell_id=self.cell_id, run=self.run, index=index,
-                                        call=call, fired=self.fired.get(index, 0)):
+            if chosen is None and self._fires(index, fault, call, info, target_call):
                 self.fired[index] = self.fired.get(index, 0) + 1
                 chosen = Decision(fault, index, call)
         return chosen

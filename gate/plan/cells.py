@@ -41,6 +41,8 @@ class Cell:
     invariants: tuple[str, ...] = ()
     faults: tuple = field(default=(), compare=False, hash=False, repr=False)
     session: object = field(default=None, compare=False, hash=False, repr=False)
+    # set by shrinking and --faults: the exact firings allowed, {(fault index, upstream, call)}
+    firings: frozenset | None = field(default=None, compare=False, hash=False, repr=False)
 
     def facts(self) -> dict[str, str | None]:
         """What `when` conditions match against."""

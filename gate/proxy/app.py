@@ -93,7 +93,7 @@ class ProxyApp:
             run.active.add(asyncio.current_task())
         decision = None
         if run is not None and run.schedule is not None and route.faultable(info):
-            decision = run.schedule.decide(info)
+            decision = run.schedule.decide(info, entry.call)
         ex = Exchange(info, headers, body, send, route.upstream, entry, state, receive)
         try:
             if run is not None and run.replay is not None and decision is None:
@@ -118,6 +118,8 @@ class ProxyApp:
             entry.note = (entry.note + f" client gone ({type(exc).__name__})").strip()
         finally:
             entry.end_ms = state.now_ms()
+            if ex.meter is not None:  # only a forwarded call is billed
+                entry.usage = ex.meter.result()
             if decision is not None:
                 _judge(run.schedule, decision.index, ex)
             if run is None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
 from gate.proxy.trace import TraceEntry
+from gate.proxy.usage import UsageMeter
 
 SHOWN_BYTES = 4096  # response bytes kept per exchange for the HTML trace viewer
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade",
@@ -52,6 +53,7 @@ class UpstreamResponse:
         # honesty check compares it with what the agent was sent.
         self.seen = hashlib.sha256(f"{status}\n".encode())
         self.exhausted = False
+        self.tap = None  # (chunk, is_sse) -> None: the usage meter reads what the upstream sent
 
     @property
     def content_type(self) -> str:
@@ -64,6 +66,8 @@ class UpstreamResponse:
     async def _pull(self) -> AsyncIterator[bytes]:
         async for chunk in self._chunks:
             self.seen.update(chunk)
+            if self.tap is not None:
+                self.tap(chunk, self.is_sse)
             yield chunk
         self.exhausted = True
 
@@ -102,6 +106,7 @@ class Exchange:
         self.response: UpstreamResponse | None = None
         self.sent = hashlib.sha256()
         self.inapplicable: str | None = None
+        self.meter = None  # a UsageMeter once a generating LLM call is forwarded
 
     # -- honesty ------------------------------------------------------------------
     def not_applicable(self, reason: str) -> None:
@@ -129,6 +134,9 @@ class Exchange:
         """Send the request upstream (the upstream really executes it)."""
         self.entry.forwarded = True
         self.response = await self.upstream.send(self.info, self.headers, self.body)
+        self.meter = UsageMeter.for_request(self.info, self.body, self.response.status)
+        if self.meter is not None:
+            self.response.tap = self.meter.feed
         if self.response.note:  # what an in-process upstream (the sim) has to say about this request
             self.note(self.response.note)
         return self.response

@@ -15,6 +15,7 @@ from gate.proxy.server import ProxyServer
 from gate.sim.server import SimUpstream
 from gate.proxy.upstream import HttpUpstream, upstream_client
 from gate.report.model import StrayCall
+from gate.proxy.usage import run_usage
 
 
 class ProxyHook:
@@ -65,7 +66,8 @@ class ProxyHook:
     async def begin(self, cell, run: int) -> None:
         from gate.replay.book import ReplayBook
 
-        schedule = Schedule(tuple(cell.faults), cell.seed, cell.id, run) if cell.faults else None
+        schedule = Schedule(tuple(cell.faults), cell.seed, cell.id, run,
+                            only=getattr(cell, "firings", None)) if cell.faults else None
         session = getattr(cell, "session", None)
         book = ReplayBook(session, self.config.replay.tool_map) if session is not None else None
         state = self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
@@ -82,6 +84,7 @@ class ProxyHook:
         await state.settle()
         self.last_run = state
         obs.trace = list(state.trace)
+        obs.state["usage"] = run_usage(state.trace, self.config.pricing)  # priced per call, summed
         if state.schedule is not None:
             obs.state["faults"] = state.schedule.stats()
         if state.replay is not None:  # how far the agent followed the recording (replay-matches)

@@ -12,6 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gate.report.insight_model import (Comparison, Firing, PassKFloor, RepeatStats, Shrink, TokenUsage,
+                                       UsageSummary)
+
 from gate.report.exchanges import CellExchanges
 
 SCHEMA = "agent-chaos-gate/report@1"
@@ -46,6 +49,7 @@ class TraceStep(BaseModel):
     note: str = ""
     forwarded: bool = False
     retry_after: float | None = None
+    usage: TokenUsage | None = Field(default=None, description="LLM calls: tokens (and cost) the upstream billed.")
 
 
 class RunResult(BaseModel):
@@ -58,6 +62,7 @@ class RunResult(BaseModel):
     checks: list[CheckResult] = Field(default_factory=list)
     trace: list[TraceStep] = Field(default_factory=list)
     state: dict | None = Field(default=None, description="Final world state (kept for failing runs).")
+    usage: TokenUsage | None = Field(default=None, description="Tokens and cost of the run's LLM calls.")
 
 
 class InvariantOutcome(BaseModel):
@@ -87,6 +92,11 @@ class CellResult(BaseModel):
     runs: list[RunResult] = Field(default_factory=list)
     error: str | None = None
     reproduce: str
+    usage: TokenUsage | None = Field(default=None, description="Tokens and cost over all the cell's runs.")
+    stats: RepeatStats | None = Field(default=None, description="passes of k, pass^k, 95 % Wilson interval.")
+    minimal_faults: list[Firing] | None = Field(
+        default=None, description="The smallest set of fault firings that still breaches the invariant.")
+    shrink: Shrink | None = None
 
     @property
     def breaches(self) -> list[InvariantOutcome]:
@@ -178,6 +188,8 @@ class VerdictPart(BaseModel):
     invariants: list[InvariantSummary]
     outcome_tally: dict[str, int]
     pins: list[PinStatus] = Field(default_factory=list)
+    usage: UsageSummary | None = Field(default=None, description="Tokens and cost per scenario, amplification.")
+    pass_k: list[PassKFloor] = Field(default_factory=list, description="pass^k per severity with gate.min_pass_k.")
     cells: list[CellResult]
 
 
@@ -220,6 +232,7 @@ class Report(BaseModel):
     run: RunInfo
     exchanges: list[CellExchanges] = Field(
         default_factory=list, description="Body excerpts of the failing cells' exchanges (report.html).")
+    comparison: Comparison | None = Field(default=None, description="Against a base report (--baseline).")
 
     model_config = {"populate_by_name": True}
 

@@ -40,12 +40,19 @@ def reproduce_command(config_path: str, cell: Cell, seed: int | None = None, env
     """The command that reruns exactly this cell: the environment the config expanded (non-secret
     values only), and the config's digest so a changed config is warned about, not silently run."""
     parts = ["chaos-gate", "run", "-c", config_path, "--only", cell.id]
+    if getattr(cell, "firings", None) is not None:  # exactly these fault firings (a shrunk set)
+        parts += ["--faults", format_firings(cell.firings)]
     if seed is not None:
         parts += ["--seed", str(seed)]
     if digest:
         parts += ["--expect-digest", digest]
     prefix = " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted((env or {}).items()))
     return (prefix + " " if prefix else "") + shlex.join(parts)
+
+
+def format_firings(firings) -> str:
+    """{(index, upstream, call)} -> '2:openai:1,5:orders:1' (or 'none'), the --faults syntax."""
+    return ",".join(f"{i}:{t}:{c}" for i, t, c in sorted(firings)) or "none"
 
 
 def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult], reproduce: str,

@@ -25,9 +25,10 @@ from gate.report.exchanges import cell_exchanges
 from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, Report, RunInfo, ShardInfo, Timings,
                                VerdictPart)
 from gate.runner.evaluate import fold_cell, reproduce_command
-from gate.runner import soundness
+from gate.runner import insights, soundness
 from gate.runner.coverage import fault_coverage
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
+from gate.report.failure import mark_error
 from gate.runner.pool import PoolResult, make_workers, run_pool
 from gate.scoring import decide, overall_score, score_stages
 
@@ -78,9 +79,11 @@ def run_gate(loaded: LoadedConfig, *, output_dir: Path | None = None, **options)
 def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir: Path | None = None,
               config_label: str | None = None, on_progress: Callable[..., None] | None = None,
               on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None,
-              shard: tuple[int, int] | None = None, record_dir: Path | None = None) -> Report:
+              shard: tuple[int, int] | None = None, record_dir: Path | None = None,
+              baseline: Report | None = None, firings: frozenset | None = None) -> Report:
     config = loaded.config
     whole, cells = plan_for(loaded, only, stage_builders, shard)
+    cells = insights.with_firings(cells, firings, only)  # --faults: exactly these firings
     pins: list[dict] = []
     if not only and (shard is None or shard[0] == 1):
         cells, pins = _with_pins(loaded, whole, cells, stage_builders)
@@ -94,12 +97,16 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     if on_plan:
         on_plan(len(cells) * config.runs)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
+    budget, shrinks = insights.budget_for(config), {}
+    followup = insights.shrink_followup(config, cells, invariants, baselines, budget, shrinks, firings)
     pool, interrupted = run_pool_interruptible(
         lambda partial: run_pool(workers, cells, config.runs, invariants, baselines,
-                                 _needs_reference(loaded, cells, invariants), on_progress, result=partial),
+                                 _needs_reference(loaded, cells, invariants), on_progress, result=partial,
+                                 budget=budget, followup=followup),
         PoolResult({}, {}, {}, {}, []))
     planned = len(cells)
-    if interrupted:
+    over_budget = budget is not None and budget.skipped > 0
+    if interrupted or over_budget:
         cells = finished_cells(cells, pool, config.runs)
     label = config_label or str(loaded.path)
     results = []
@@ -114,13 +121,14 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
         results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell, env=loaded.env_used,
                                                                              digest=loaded.digest),
                                   loaded.redactor.redact))
+        insights.finish_cell(results[-1], cell, shrinks.get(cell.id), label, loaded.env_used, loaded.digest)
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
     coverage = fault_coverage(cells, {r.id: r for r in results}, _stats_by_cell(pool, cells))
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                       concurrency=len(workers), only=only, coverage=coverage, stray=pool.stray,
-                      whole_plan=not only and shard is None)
+                      whole_plan=not only and shard is None, baseline=baseline)
     report.run.plan = [c.id for c in whole]
     status = {c.id: c.status for c in results}
     report.verdict.pins = [PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins]
@@ -131,6 +139,8 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     report.exchanges = cell_exchanges(results, pool)  # bodies for report.html, outside the verdict
     if interrupted:
         end_interrupted(report, loaded, interrupted, len(cells), planned)
+    elif over_budget:
+        mark_error(report, loaded, "budget", budget.message(len(cells), planned))
     _redact_logs(out_dir / "logs", loaded.redactor, config.agent.log_max_bytes)
     return report
 
@@ -149,11 +159,13 @@ def _redact_logs(log_dir: Path, redactor, cap: int | None = None) -> None:
 
 
 def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only,
-             coverage=(), stray=(), whole_plan: bool = False) -> Report:
+             coverage=(), stray=(), whole_plan: bool = False, baseline: Report | None = None) -> Report:
     config = loaded.config
     stages = score_stages(config, results)
     score = overall_score(stages)
-    verdict, code, reasons = decide(config, results, stages, score)
+    comparison, floors, floor_reasons, usage = insights.verdict_extras(config, results, stages, score,
+                                                                       loaded.digest, baseline)
+    verdict, code, reasons = decide(config, results, stages, score, comparison, floor_reasons)
     tally: dict[str, int] = {}
     for cell in results:
         tally[cell.reason] = tally.get(cell.reason, 0) + 1
@@ -172,11 +184,13 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
                       failed=sum(c.status == "fail" for c in results),
                       errors=sum(c.status == "error" for c in results), flaky=sum(c.flaky for c in results)),
         stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
-        coverage=list(coverage))
+        coverage=list(coverage), usage=usage, pass_k=floors)
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
                                            whole_plan=whole_plan, stray_count=len(stray)))
+    part.warnings += insights.regression_warning(config, baseline)
     finished = datetime.now(timezone.utc)
     return Report(verdict=part, timings=Timings(
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
         wall_seconds=round(wall, 3), agent_startup_seconds=startup, cells=timings),
-        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray)))
+        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray)),
+        comparison=comparison)

@@ -104,7 +104,7 @@ class Worker:
         worlds = {k[6:]: v for k, v in obs.state.items() if k.startswith("world:")}
         failed = not all(c.passed for c in checks)
         return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
-                         detail=raw.detail, checks=checks, trace=steps,
+                         detail=raw.detail, checks=checks, trace=steps, usage=obs.state.get("usage"),
                          state=worlds if worlds and failed else None), raw.latency_ms, times, obs.state.get("faults")
 
     async def _restart_if_still_busy(self, reason: str) -> None:
@@ -180,8 +180,11 @@ async def _drain(workers: list[Worker], items: list, handle) -> None:
 
 async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invariants: dict[str, InvariantBase],
                    baselines: dict[str, str | None], need_reference: dict[str, str],
-                   on_progress: Callable[..., None] | None = None, result: PoolResult | None = None) -> PoolResult:
-    """`result` may be passed in so that whatever finished survives a cancellation (SIGINT/SIGTERM)."""
+                   on_progress: Callable[..., None] | None = None, result: PoolResult | None = None,
+                   budget=None, followup=None) -> PoolResult:
+    """`result` may be passed in so that whatever finished survives a cancellation (SIGINT/SIGTERM).
+    `budget` (gate/runner/budget.py) stops new runs once spent; `followup(workers, result)` runs on
+    the still-started workers after the plan (shrinking failures reuses them)."""
     await _start_all(workers)
     result = result if result is not None else PoolResult({}, {}, {}, {}, [])
     try:
@@ -195,6 +198,9 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
         await _drain(workers, sorted(need_reference.items()), reference)
 
         async def handle(worker, item: WorkItem):
+            if budget is not None and budget.exhausted:
+                budget.skipped += 1
+                return
             began = time.monotonic()
             applicable = [invariants[i] for i in item.cell.invariants]
             run, latency, times, stats = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
@@ -202,10 +208,14 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
             result.bodies[item], worker.bodies = worker.bodies, []
             result.fault_stats[item] = stats
             result.wall_ms[item] = (time.monotonic() - began) * 1000
+            if budget is not None:
+                budget.charge(run.usage)
             if on_progress:
                 on_progress(run)  # the run's result, so progress can count failures as they happen
 
         await _drain(workers, [WorkItem(c, r) for c in cells for r in range(runs)], handle)
+        if followup is not None:
+            await followup(workers, result)
     finally:
         result.startup_seconds = [round(w.instance.startup_seconds, 3) for w in workers]
         await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gate.config.models import STAGES, Config
 from gate.contracts import SEVERITY_WEIGHT
+from gate.contracts.base import SEVERITY_RANK
 from gate.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
 from gate.report.model import CellResult, StageScore
 
@@ -60,31 +61,56 @@ def overall_score(stages: list[StageScore]) -> float | None:
     return round(sum(s.score * s.weight for s in scored) / total, 2)
 
 
-def _critical_breaches(cells: list[CellResult]) -> list[str]:
-    """Critical invariant ids, each with the outcomes that breached it (`completes (agent_timeout)`),
-    so a crash is named as what it was rather than as the invariant that caught it."""
+def _critical_breaches(cells: list[CellResult], floor: str = "critical") -> list[str]:
+    """Invariant ids breached at `floor` severity or worse, each with the outcomes that breached it
+    (`completes (agent_timeout)`), so a crash is named as what it was rather than as the invariant
+    that caught it."""
     outcomes: dict[str, set[str]] = {}
     for cell in cells:
         for breach in cell.breaches:
-            if breach.severity == "critical":
+            if SEVERITY_RANK[breach.severity] <= SEVERITY_RANK[floor]:
                 seen = outcomes.setdefault(breach.id, set())
                 if not cell.reason.startswith("contract:") and cell.reason != "ok":
                     seen.add(cell.reason)
     return [f"{inv} ({', '.join(sorted(why))})" if why else inv for inv, why in sorted(outcomes.items())]
 
 
+def _severity_floor(fail_on: str, comparison) -> str | None:
+    """The severity at or above which any breach fails: fail_on itself, or critical for a
+    regression gate that got no baseline to compare with."""
+    if fail_on in SEVERITY_RANK:
+        return fail_on
+    return "critical" if fail_on == "regression" and comparison is None else None
+
+
+def _regressions(comparison) -> list[str]:
+    blocking = [c for c in comparison.cells if c.blocking]
+    if not blocking:
+        return []
+    shown = ", ".join(c.id for c in blocking[:5]) + (f" and {len(blocking) - 5} more" if len(blocking) > 5 else "")
+    return [f"{len(blocking)} new failure(s) against the baseline: {shown}"]
+
+
 def decide(config: Config, cells: list[CellResult], stages: list[StageScore], score: float | None,
-           ) -> tuple[str, int, list[str]]:
-    """(verdict, exit code, reasons). Errors outrank failures: the gate could not judge."""
+           comparison=None, floor_reasons: list[str] = ()) -> tuple[str, int, list[str]]:
+    """(verdict, exit code, reasons). Errors outrank failures: the gate could not judge.
+    `comparison` (against a base report) and the pass^k floor reasons come from the caller."""
     gate = config.gate
     reasons: list[str] = []
     errors = [c for c in cells if c.status == "error"]
     if errors:
         reasons.append(f"{len(errors)} cell(s) could not be run (harness errors): first {errors[0].id}")
-    critical = _critical_breaches(cells)
-    if critical and gate.fail_on == "critical":
-        reasons.append(f"critical invariant breached: {', '.join(critical)}")
+    floor = _severity_floor(gate.fail_on, comparison)
+    breached = _critical_breaches(cells, floor) if floor else []
+    if breached:
+        what = "critical invariant" if floor == "critical" else f"invariant at {floor} severity or above"
+        reasons.append(f"{what} breached: {', '.join(breached)}")
+    if gate.fail_on == "regression" and comparison is not None:
+        reasons += _regressions(comparison)
     if gate.fail_on != "never":
+        reasons += list(floor_reasons)
+    gates_on_score = gate.fail_on != "never" and (gate.fail_on != "regression" or comparison is None)
+    if gates_on_score:  # a regression gate with a baseline blocks on new failures only
         if score is not None and score < gate.min_score:
             reasons.append(f"score {score:.1f} is under the minimum {gate.min_score:g}")
         for stage in stages:
