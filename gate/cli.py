@@ -86,10 +86,31 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check a config file")
     val.add_argument("-c", "--config", default="chaos-gate.yaml")
     sub.add_parser("schema", help="print the config's JSON Schema")
+    _init_parser(sub)
     plan = sub.add_parser("plan", help="list the cells a config expands to")
     plan.add_argument("-c", "--config", default="chaos-gate.yaml")
     plan.add_argument("--seed", type=seed_flag)
     return p
+
+
+def _init_parser(sub) -> None:
+    from gate.scaffold import FRAMEWORKS, PROVIDERS
+
+    init = sub.add_parser("init", help="write a starter chaos-gate.yaml and a GitHub workflow")
+    init.add_argument("--agent-url", help="your agent already runs at this base URL")
+    init.add_argument("--command", dest="agent_command",  # `command` is the subcommand's own dest
+                      help="the command that starts your agent (it gets its port in $PORT)")
+    init.add_argument("--provider", choices=sorted(PROVIDERS))
+    init.add_argument("--framework", choices=sorted(FRAMEWORKS))
+    init.add_argument("--service", action="append", metavar="NAME=COMMAND", help="a service it needs (repeatable)")
+    init.add_argument("--dir", default=".", help="where to write (default: here)")
+    init.add_argument("--force", action="store_true", help="overwrite existing files")
+
+
+def cmd_init(args, console: Console) -> int:
+    from gate.scaffold import run_init
+
+    return run_init(args)
 
 
 def cmd_run(args, console: Console) -> int:
@@ -254,7 +275,7 @@ def cmd_plan(args, console: Console) -> int:
 
 
 COMMANDS = {"run": cmd_run, "merge": cmd_merge, "replay": cmd_replay, "pin": cmd_pin, "reproduce": cmd_reproduce,
-            "sweep": cmd_sweep, "validate": cmd_validate, "schema": cmd_schema, "plan": cmd_plan}
+            "sweep": cmd_sweep, "validate": cmd_validate, "schema": cmd_schema, "init": cmd_init, "plan": cmd_plan}
 
 
 def main(argv: list[str] | None = None) -> int:
