@@ -191,3 +191,48 @@ def test_replay_is_followed_or_fails(traced, tmp_path, monkeypatch):
     code, cells = replay(tmp_path, monkeypatch, tmp_path / "sessions", "anthropic")
     breach = next(i for i in next(iter(cells.values()))["invariants"] if i["id"] == "replay-matches")
     assert code == 1 and "agent stopped after 3 of 4 recorded calls" in breach["message"]
+
+
+def test_chaos_on_a_replayed_production_trace_catches_the_planted_bugs(traced, tmp_path, monkeypatch):
+    """The recording answers, the scenario's faults apply on top, a retry is served from the recording:
+    no upstream runs, and the example's planted bugs are caught (no_retry under rate_limited,
+    double_write under double_write) while the fixed agent passes both."""
+    code, sessions = import_file(traced["files"]["flat"], tmp_path / "sessions")
+    for name, session in sessions.items():
+        if session["input_id"] != "support":
+            (tmp_path / "sessions" / name).unlink()
+    scenarios = ["rate_limited", "double_write"]
+    code, cells = replay(tmp_path, monkeypatch, tmp_path / "sessions", "openai", scenarios=scenarios)
+    assert code == 0 and all(c["status"] == "pass" for c in cells.values()), {k: c["reason"] for k, c in cells.items()}
+    limited = next(c for c in cells.values() if c["id"].endswith("/rate_limited"))["runs"][0]["trace"]
+    assert [s["status"] for s in limited][:2] == [429, 200] and not any(s["forwarded"] for s in limited)
+    code, cells = replay(tmp_path, monkeypatch, tmp_path / "sessions", "openai", bugs="no_retry,double_write",
+                         scenarios=scenarios)
+    assert code == 1
+    by_scenario = {c["scenario"]: c for c in cells.values()}
+    assert by_scenario["replay"]["status"] == "pass"  # the recording alone does not show either bug
+    breached = {s: {i["id"] for i in by_scenario[s]["invariants"] if i["breached"]} for s in scenarios}
+    assert "completes" in breached["rate_limited"]
+    assert breached["double_write"] == {"refund-once"}
+    writes = [s for s in by_scenario["double_write"]["runs"][0]["trace"] if s["target"] == "orders"]
+    assert len(writes) == 2 and not any(s["forwarded"] for s in writes)  # the retry, answered from the recording
+
+
+def test_import_is_linear_and_fast_at_scale(tmp_path):
+    """10,000 runs (2,000 traces) import in seconds; ten times the runs cost about ten times the time."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_import", ROOT / "bench" / "bench_import.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    from gate.replay.importers.langsmith import import_langsmith
+
+    times = {}
+    for n in (1_000, 10_000):
+        path = tmp_path / f"{n}.json"
+        path.write_text(json.dumps(bench.langsmith_runs(n)))
+        began = time.perf_counter()
+        result = import_langsmith(path)
+        times[n] = time.perf_counter() - began
+        assert len(result.sessions) == n // bench.PER_TRACE and not result.skipped
+    assert times[10_000] < 10 and times[10_000] / max(times[1_000], 1e-3) < 40  # cubic would be 1000x
