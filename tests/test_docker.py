@@ -70,6 +70,21 @@ def action_image():
     return tag
 
 
+def test_image_budget_and_cached_rebuild(action_image):
+    """bench/bench_image.py's measurement: a one-line source change rebuilds from the cached dependency
+    layer in seconds; the layers the Dockerfile adds fit the 200 MB budget on python:3.12-slim (its base
+    is about 125 MB; here the base is CI's offline Debian image, so the added layers are what is held)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_image import measure
+
+    result = measure(BASE, tag="agent-chaos-gate:rebuild")
+    assert result["deps_layer_cached"], result
+    assert result["cached_rebuild_s"] < 30, result
+    assert result["added_mb"] <= 70, result
+
+
 def github_run(image: str, workspace: Path, files: Path, inputs: dict, extra: list[str] = (), env: dict = None):
     """docker run as GitHub does for a container action."""
     cmd = ["docker", "run", "--rm", "--workdir", "/github/workspace",
@@ -112,6 +127,9 @@ def test_action_image_runs_like_github(action_image, tmp_path):
     summary = (files / "summary.md").read_text()
     assert "chaos-gate: **PASS**" in summary and "chaos-gate: **FAIL**" in summary
     assert "::error file=agent/chaos-gate.yaml,line=" in second.stdout and "::group::chaos-gate run" in second.stdout
+    group = second.stdout.split("::group::chaos-gate run", 1)[1].split("::endgroup::", 1)[0]
+    assert "chaos-gate: running " in group and " cells · " in group  # progress lines inside the group
+    assert (workspace / "agent" / "chaos-gate-report" / "report.html").exists()
     comments = list(github.comments.values())
     assert len(comments) == 1 and "chaos-gate: **FAIL**" in comments[0]["body"]  # created, then updated
 
@@ -140,4 +158,6 @@ def test_gate_in_container_reaches_a_sibling_agent_container(action_image, tmp_p
     report = json.loads((workspace / "agent" / "chaos-gate-report" / "report.json").read_text())
     faults = [s["fault"] for c in report["verdict"]["cells"] for s in c["runs"][0]["trace"] if s["fault"]]
     assert faults == ["rate_limit"]
+    # the orders service ran inside the action container, started by the gate
+    assert (workspace / "agent" / "chaos-gate-report" / "logs" / "service-orders.log").exists()
     assert leftover_agents() == []
