@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("-o", "--output-dir", type=Path)
     merge.add_argument("--seed", type=seed_flag)
     merge.add_argument("--quiet", action="store_true")
+    merge.add_argument("--baseline", type=Path, metavar="REPORT", help="compare the merged report with a base report")
     rep = sub.add_parser("replay", help="turn failures and traces into replayable sessions")
     rsub = rep.add_subparsers(dest="replay_command", required=True)
     exp = rsub.add_parser("export", help="failing cells of a report -> session files")
@@ -233,7 +234,9 @@ def cmd_merge(args, console: Console) -> int:
     from gate.runner.merge import merge_reports
 
     loaded = load_config(args.config, {"seed": args.seed})
-    report = merge_reports(loaded, args.reports)
+    from gate.runner.insights import read_baseline
+
+    report = merge_reports(loaded, args.reports, read_baseline(args.baseline))
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     return _publish(report, loaded, out_dir, args.quiet, console, f"merged {len(args.reports)} report(s)")
 

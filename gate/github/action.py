@@ -74,6 +74,7 @@ def _run(inputs, workdir: Path, out):
     if inputs.fail_on:
         loaded.config.gate.fail_on = inputs.fail_on
     out_dir = loaded.base_dir / loaded.config.output.dir  # where the CLI writes for the same config
+    baseline = _baseline(inputs, workdir, out)
     install_signal_handlers()
     workflow.group("chaos-gate merge" if inputs.merge else "chaos-gate run", out)
     try:
@@ -82,12 +83,12 @@ def _run(inputs, workdir: Path, out):
 
             found = sorted(p for p in workdir.glob(inputs.reports) if loaded.config.output.dir not in p.parts)
             out.write(f"merging {len(found)} shard report(s): {', '.join(map(str, found))}\n")
-            report = merge_reports(loaded, found)
+            report = merge_reports(loaded, found, baseline)
         else:
             shard = parse_shard(inputs.shard) if inputs.shard else None
             report = run_guarded(loaded, out_dir, inputs.config,  # a report on every exit path
                                  lambda: run_gate(loaded, config_label=inputs.config, output_dir=out_dir, shard=shard,
-                                                  **_progress(out)))
+                                                  baseline=baseline, **_progress(out)))
     finally:
         workflow.endgroup(out)
     report = redacted(report, loaded.redactor)  # annotations and the comment render from it
@@ -103,6 +104,20 @@ def _progress(out) -> dict:
 
     plain = PlainProgress(out)
     return {"on_plan": plain.on_plan, "on_progress": plain.on_progress}
+
+
+def _baseline(inputs, workdir: Path, out):
+    """main's report (baseline-report): missing on the first run of a new repository, which is a
+    notice, not an error; a file that is there but unreadable is an error."""
+    from gate.runner.insights import read_baseline
+
+    if not inputs.baseline_report:
+        return None
+    path = workdir / inputs.baseline_report
+    if not path.exists():
+        workflow.notice(f"baseline-report {inputs.baseline_report} not found: no comparison with main", out=out)
+        return None
+    return read_baseline(path)
 
 
 def _annotate(report, config_file: str, out) -> None:

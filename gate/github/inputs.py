@@ -48,6 +48,9 @@ def _choice(name: str, value: str | None, choices: tuple[str, ...], default: str
     return value
 
 
+FAIL_ON = ("critical", "high", "medium", "low", "score", "regression", "never")
+
+
 @dataclass
 class ActionInputs:
     config: str = "chaos-gate.yaml"
@@ -65,6 +68,7 @@ class ActionInputs:
     shard: str | None = None
     merge: bool = False
     reports: str = "**/report.json"
+    baseline_report: str | None = None
 
 
 def read_inputs(env=os.environ) -> ActionInputs:
@@ -79,9 +83,10 @@ def read_inputs(env=os.environ) -> ActionInputs:
         comment_author=raw("comment-author", env),
         junit_path=raw("junit-path", env),
         report_path=raw("report-path", env),
-        fail_on=raw("fail-on", env) and _choice("fail-on", raw("fail-on", env), ("critical", "score", "never"), ""),
+        fail_on=raw("fail-on", env) and _choice("fail-on", raw("fail-on", env), FAIL_ON, ""),
         working_directory=raw("working-directory", env) or ".",
         shard=raw("shard", env),
         merge=_bool("merge", raw("merge", env), False),
         reports=raw("reports", env) or "**/report.json",
+        baseline_report=raw("baseline-report", env),
     )

@@ -12,6 +12,7 @@ from tabulate import tabulate
 
 from gate.contracts.base import SEVERITY_RANK
 from gate.report.escape import code, code_block, html_text, text
+from gate.report.insight_md import comparison_lead, comparison_table, cell_lines, cost_section, pass_k_table
 from gate.report.model import CellResult, Report
 
 ICON = {"pass": "✅", "fail": "❌", "error": "⚠️"}
@@ -33,7 +34,7 @@ def header(report: Report) -> str:
     c = v.counts
     why = f" ({text(v.error_reason)})" if v.verdict == "error" and v.error_reason else ""
     lines = [f"## {ICON[v.verdict]} chaos-gate: **{v.verdict.upper()}**{why} — score {_fmt_score(v.score)} / 100 "
-             f"(min {v.min_score:g})", ""]
+             f"(min {v.min_score:g})", ""] + comparison_lead(report)
     if v.warnings:  # shown before anything else: a warning is what a reader must not miss
         lines += [f"> ⚠️ {text(w, 300)}" for w in v.warnings[:10]]
         if len(v.warnings) > 10:
@@ -146,6 +147,7 @@ def failure_detail(cell: CellResult, timing=None) -> str:
     for b in cell.breaches:
         parts.append(f"- **{text(b.severity)}** {code(b.id, 60)}: {text(b.message, 240)} "
                      f"({b.passed_runs}/{b.total_runs} runs passed)")
+    parts += cell_lines(cell)  # repeat statistics, minimal fault set and its replay command
     if cell.error:
         parts += ["", "Harness error:", "", code_block(cell.error, 1200)]
     parts += ["", f"Input ({text(cell.mutation or cell.scenario, 60)}):", "", code_block(cell.input, 600)]
@@ -168,8 +170,9 @@ def failure_detail(cell: CellResult, timing=None) -> str:
 def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, marker: str = "") -> str:
     """The full report if it fits, else failures only, else trimmed with a note."""
     failures = worst(report)
-    sections = [header(report), pins(report), stages_table(report), invariants_table(report),
-                outcome_tally(report), matrix(report), coverage_table(report)]
+    sections = [header(report), comparison_table(report), pins(report), stages_table(report),
+                invariants_table(report), pass_k_table(report), outcome_tally(report), matrix(report),
+                coverage_table(report), cost_section(report)]
     timing = {t.id: t for t in report.timings.cells}
     details = [failure_detail(c, timing.get(c.id)) for c in failures[:max_failures]]
     if len(failures) > max_failures:

@@ -59,7 +59,7 @@ def _check(loaded: LoadedConfig, reports: list[Report], paths: list) -> None:
         raise ConfigError("shard reports were planned differently (different tool versions or profiles?)")
 
 
-def merge_reports(loaded: LoadedConfig, paths: list[Path]) -> Report:
+def merge_reports(loaded: LoadedConfig, paths: list[Path], baseline: Report | None = None) -> Report:
     reports = read_reports(paths)
     if not reports:
         raise ConfigError("merge: no reports given")
@@ -78,6 +78,6 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path]) -> Report:
     merged = assemble(loaded, cells, reports[0].verdict.config, started, wall, startup, timings,
                       concurrency=sum(r.run.concurrency for r in reports), only=None,
                       coverage=merge_coverage([r.verdict.coverage for r in reports]),
-                      stray=[s for r in reports for s in r.run.stray], whole_plan=True)
+                      stray=[s for r in reports for s in r.run.stray], whole_plan=True, baseline=baseline)
     merged.run.plan = plan
     return merged
