@@ -84,6 +84,7 @@ def test_same_seed_same_faults_at_any_concurrency(gate_env, tmp_path):
     text = CONFIG.read_text().replace("mutation: {enabled: false}",
                                       "mutation: {enabled: false}\nchaos: {profiles: [flaky_llm, degraded_llm, rate_limited]}")
     text = text.replace("command: [python3, agent.py]", f"command: [{sys.executable}, {SDK / 'agent.py'}]")
+    text = text.replace("command: [python3, orders_service.py]", f"command: [{sys.executable}, {SDK / 'orders_service.py'}]")
     profile_cfg.write_text(text)
     os.environ["AGENT_BUGS"] = ""
     reports = []
@@ -125,8 +126,10 @@ def test_state_probe_after_the_cell(gate_env, tmp_path, orders):
 
     doc = yaml.safe_load(CONFIG.read_text())
     doc["agent"]["start"]["command"] = [sys.executable, str(SDK / "agent.py")]
+    doc["services"][0]["cwd"] = str(SDK)  # the orders service the gate starts, asked by the probe
     doc["contract"]["invariants"].append({"id": "refunds-in-ledger", "type": "state", "severity": "critical",
-                                          "url": f"{orders}/refunds?order_id=1234", "json_path": "$", "count": 1})
+                                          "url": "{{services.orders.url}}/refunds?order_id=1234", "json_path": "$",
+                                          "count": 1})
     path = tmp_path / "probe.yaml"
     path.write_text(yaml.safe_dump(doc))
     for bugs, expected in (("", False), ("double_write", True)):

@@ -32,6 +32,7 @@ def test_reproduce_prints_the_timeline(live_orders, monkeypatch, capsys):
 def test_sweep_finds_failing_seeds_and_pins_them(live_orders, tmp_path, monkeypatch, capsys):
     doc = yaml.safe_load((SDK / "chaos-gate.yaml").read_text())
     doc["agent"]["start"]["command"] = [sys.executable, str(SDK / "agent.py")]
+    doc["services"][0]["cwd"] = str(SDK)
     doc["contract"]["scenarios"] = []
     doc["chaos"] = {"profiles": ["flaky_llm"]}
     config = tmp_path / "sweep.yaml"

@@ -18,7 +18,7 @@ from gate.config.value_checks import _strings, hint
 SERVICE_REF = re.compile(r"\{\{\s*services\.([^.}\s]*)(?:\.([^}\s]*))?\s*\}\}")
 ATTRS = ("url", "host", "port")
 # sections whose strings may name a service; the order matters only for error messages
-SECTIONS = ("agent", "llm", "tools", "worlds")
+SECTIONS = ("agent", "llm", "tools", "worlds", "contract")  # contract: a state probe may ask a service
 OWN_NAMES = ("host", "port")  # what a service's own url, env and ready.url may use
 OWN_TEMPLATE = re.compile(r"\{\{\s*([^}]*?)\s*\}\}")
 
