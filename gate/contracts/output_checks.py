@@ -14,7 +14,6 @@ import re
 from collections import Counter
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import Field, field_validator
 
 from gate.contracts.base import InvariantBase, Observation, Regex, Verdict, register
@@ -140,6 +139,8 @@ class JsonSchema(OutputInvariant):
     @field_validator("schema_")
     @classmethod
     def _valid_schema(cls, value):
+        import jsonschema  # lazy: only configs with a json_schema invariant pay its ~30 ms import
+
         try:
             jsonschema.validators.validator_for(value).check_schema(value)
         except jsonschema.SchemaError as exc:
@@ -151,6 +152,8 @@ class JsonSchema(OutputInvariant):
             doc = json.loads(text)
         except ValueError as exc:
             return Verdict(False, f"output is not JSON: {exc.msg}")
+        import jsonschema
+
         validator = jsonschema.validators.validator_for(self.schema_)(self.schema_)
         error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
         if error is not None:

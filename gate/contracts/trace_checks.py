@@ -10,12 +10,14 @@ import fnmatch
 import json
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
 from pydantic import Field
 
 from gate.contracts.base import InvariantBase, Observation, Regex, Verdict, register
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class _TraceFilter(InvariantBase):
@@ -149,6 +151,8 @@ class State(InvariantBase):
     contains: str | None = None
 
     async def probe(self, client: httpx.AsyncClient) -> dict:
+        import httpx  # lazy: `validate` and `plan` never probe, and httpx costs ~35 ms to import
+
         try:
             resp = await client.get(self.url, timeout=10)
             return {"status": resp.status_code, "body": resp.text[:100_000]}

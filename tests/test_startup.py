@@ -1,0 +1,75 @@
+"""`validate`, `plan` and `schema` start without the heavy layers (issue 16).
+
+The proxy, Docker, rich, httpx, jsonschema and the SDKs are imported lazily so that the
+commands a developer runs most start fast; these tests pin the behaviour (the commands still
+work and print the same) and the absence of those modules, never a time (speed lives in bench/).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "support" / "chaos-gate.yaml"
+HEAVY = ("httpx", "rich", "jsonschema", "uvicorn", "docker", "openai", "anthropic", "gate.proxy", "gate.agent.instance")
+
+PROBE = """
+import json, sys
+from gate.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+heavy = [m for m in {heavy!r} if m in sys.modules]
+sys.stderr.write("LOADED " + json.dumps(heavy) + "\\n")
+sys.exit(code)
+"""
+
+
+def _run(*args: str) -> tuple[int, str, list[str]]:
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("LOADED "))
+    return proc.returncode, proc.stdout, json.loads(line[len("LOADED "):])
+
+
+def test_validate_prints_and_stays_light():
+    code, out, loaded = _run("validate", "-c", str(EXAMPLE))
+    assert code == 0
+    assert out == f"{EXAMPLE}: valid (39 cells, 9 invariants)\n"
+    assert loaded == []
+
+
+def test_plan_lists_cells_and_stays_light():
+    code, out, loaded = _run("plan", "-c", str(EXAMPLE))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "cell\tscenario\tseed\tinvariants" and len(lines) == 40
+    assert loaded == []
+
+
+def test_schema_is_complete_and_stays_light():
+    code, out, loaded = _run("schema")
+    assert code == 0
+    schema = json.loads(out)
+    assert schema["title"] == "chaos-gate.yaml" and "json_schema" in json.dumps(schema)
+    assert loaded == []
+
+
+def test_lazy_package_attributes_resolve():
+    from gate.agent import AgentInstance, RawOutcome
+    from gate.services import resolve_config, running_services, service_problems
+
+    assert AgentInstance.__name__ == "AgentInstance" and RawOutcome.__name__ == "RawOutcome"
+    assert callable(resolve_config) and callable(running_services) and callable(service_problems)
+
+
+def test_json_schema_invariant_still_checks_its_schema(tmp_path):
+    """jsonschema is imported when a json_schema invariant is validated, not before."""
+    bad = EXAMPLE.read_text().replace(
+        "    - {id: concise,", "    - {id: shaped, type: json_schema, schema: {type: 12}}\n    - {id: concise,")
+    path = tmp_path / "chaos-gate.yaml"
+    path.write_text(bad.replace("command: [python3, agent.py]", f"command: [python3, {EXAMPLE.parent / 'agent.py'}]"))
+    code, _, _ = _run("validate", "-c", str(path))
+    assert code == 2
