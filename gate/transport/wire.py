@@ -26,6 +26,10 @@ class WireError(Exception):
     """The upstream could not be reached or broke the protocol."""
 
 
+class _Stale(Exception):
+    """A pooled keep-alive connection was closed by the upstream before it answered a byte."""
+
+
 class _Response:
     """Callbacks for httptools: headers, and body bytes not yet handed to the caller."""
 
@@ -34,6 +38,8 @@ class _Response:
         self.headers_done = False
         self.pending: list[bytes] = []
         self.complete = False
+        self.keep_alive = False
+        self.parser: httptools.HttpResponseParser | None = None
 
     def on_header(self, name: bytes, value: bytes):
         self.headers.append((name.decode("latin-1"), value.decode("latin-1")))
@@ -45,6 +51,9 @@ class _Response:
         self.pending.append(bytes(body))
 
     def on_message_complete(self):
+        # Asked here: once the message is complete llhttp resets for the next one, and
+        # should_keep_alive() then answers False, which once sent every request on a new connection.
+        self.keep_alive = self.parser.should_keep_alive()
         self.complete = True
 
     def take(self) -> bytes:
@@ -57,6 +66,7 @@ class _Response:
 class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.reader, self.writer = reader, writer
+        self.reused = False  # taken from the keep-alive pool (it may have been closed meanwhile)
 
     def close(self):
         self.writer.close()
@@ -69,12 +79,14 @@ class WireClient:
         self.idle: dict[tuple, list[Connection]] = defaultdict(list)
         self.connect_timeout = connect_timeout
 
-    async def _connect(self, scheme: str, host: str, port: int) -> Connection:
+    async def _connect(self, scheme: str, host: str, port: int, reuse: bool = True) -> Connection:
         pool = self.idle[(scheme, host, port)]
-        while pool:
+        while pool and reuse:
             conn = pool.pop()
             if not conn.writer.is_closing() and not conn.reader.at_eof():
+                conn.reused = True
                 return conn
+            conn.close()
         tls: ssl.SSLContext | None = tls_context() if scheme == "https" else None
         try:
             reader, writer = await asyncio.wait_for(
@@ -89,33 +101,51 @@ class WireClient:
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        conn = await self._connect(parts.scheme, parts.hostname, port)
         head = [f"{method} {target} HTTP/1.1", f"host: {parts.netloc}"]
         head += [f"{k}: {v}" for k, v in headers]
         if body or method in ("POST", "PUT", "PATCH"):
             head.append(f"content-length: {len(body)}")
-        conn.writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
-        response = _Response()
-        parser = httptools.HttpResponseParser(response)
+        payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         key = (parts.scheme, parts.hostname, port)
-        # Read inline until the headers are in (no helper task: this is the per-request hot path),
-        # then let the body iterator keep reading as the caller consumes it.
+        conn = await self._connect(*key)
         try:
+            response, parser = await self._send(conn, payload)
+        except _Stale:  # the upstream closed the idle connection before reading: it never saw the request
+            conn = await self._connect(*key, reuse=False)
+            response, parser = await self._send(conn, payload)
+        return parser.get_status_code(), response.headers, *self._body(conn, key, response, parser, method == "HEAD")
+
+    async def _send(self, conn: Connection, payload: bytes):
+        """Write the request in one send and read inline until the headers are in (no helper
+        task: this is the per-request hot path); the body iterator reads the rest."""
+        response = _Response()
+        parser = response.parser = httptools.HttpResponseParser(response)
+        received = False
+        try:
+            conn.writer.write(payload)
             while not response.headers_done:
                 data = await conn.reader.read(READ_SIZE)
                 if not data:
                     raise WireError("upstream closed the connection before answering")
+                received = True
                 parser.feed_data(data)
         except httptools.HttpParserError as exc:
             conn.close()
             raise WireError(f"bad HTTP from upstream: {exc}") from None
-        except OSError as exc:
-            conn.close()
-            raise WireError(f"upstream connection failed: {exc}") from None
-        except WireError:
+        except asyncio.CancelledError:  # a deadline mid-request: the connection is in an unknown state
             conn.close()
             raise
-        head_only = method == "HEAD"
+        except (OSError, WireError) as exc:
+            conn.close()
+            if conn.reused and not received:
+                raise _Stale() from None
+            if isinstance(exc, WireError):
+                raise
+            raise WireError(f"upstream connection failed: {exc}") from None
+        return response, parser
+
+    def _body(self, conn: Connection, key: tuple, response: _Response, parser, head_only: bool):
+        """(body iterator, close callback); close pools the connection when the exchange ended cleanly."""
         state = {"broken": False}
 
         async def body_chunks():
@@ -135,12 +165,12 @@ class WireClient:
                     return
 
         async def close():
-            if response.complete and not state["broken"] and parser.should_keep_alive() and not head_only:
+            if response.complete and response.keep_alive and not state["broken"] and not head_only:
                 self.idle[key].append(conn)
             else:
                 conn.close()
 
-        return parser.get_status_code(), response.headers, body_chunks(), close
+        return body_chunks(), close
 
     async def aclose(self) -> None:
         for pool in self.idle.values():

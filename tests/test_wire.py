@@ -1,0 +1,121 @@
+"""The lean HTTP/1.1 client (gate/transport/wire.py) keeps connections alive.
+
+Every agent invocation and every proxied LLM/tool call goes through it; a new TCP
+connection per request once cost a connect (and a server thread) each time. These tests
+count the connections a local server accepts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from gate.transport import WireClient
+
+
+class Server:
+    """A tiny HTTP/1.1 server: answers each request with `reply`; may close after each answer."""
+
+    def __init__(self, close_after: bool = False, connection_close_header: bool = False, idle_close: bool = False):
+        self.idle_close = idle_close  # close a kept-alive connection when its second request arrives
+        self.accepted = 0
+        self.requests = 0
+        self.close_after = close_after
+        self.header = b"connection: close\r\n" if connection_close_header else b""
+
+    async def handle(self, reader, writer):
+        self.accepted += 1
+        served = 0
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b""
+            if not head:
+                break
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            await reader.readexactly(length)
+            if self.idle_close and served:
+                break  # like a keep-alive timeout firing just as the request came in
+            served += 1
+            self.requests += 1
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n" + self.header + b"\r\nok")
+            await writer.drain()
+            if self.close_after or self.header:
+                break
+        writer.close()
+
+    async def __aenter__(self):
+        self.server = await asyncio.start_server(self._safe, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/x"
+        return self
+
+    async def _safe(self, reader, writer):
+        try:
+            await self.handle(reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    async def __aexit__(self, *exc):
+        self.server.close()
+
+
+async def _get(client: WireClient, url: str) -> tuple[int, bytes]:
+    status, _, chunks, close = await client.request("POST", url, [], b"{}")
+    body = b"".join([c async for c in chunks])
+    await close()
+    return status, body
+
+
+def test_keep_alive_reuses_one_connection():
+    async def main():
+        async with Server() as server:
+            client = WireClient()
+            answers = [await _get(client, server.url) for _ in range(5)]
+            await client.aclose()
+            return answers, server.accepted
+
+    answers, accepted = asyncio.run(main())
+    assert answers == [(200, b"ok")] * 5
+    assert accepted == 1
+
+
+def test_connection_close_is_honoured():
+    async def main():
+        async with Server(connection_close_header=True) as server:
+            client = WireClient()
+            answers = [await _get(client, server.url) for _ in range(3)]
+            return answers, server.accepted
+
+    answers, accepted = asyncio.run(main())
+    assert answers == [(200, b"ok")] * 3
+    assert accepted == 3
+
+
+def test_an_idle_connection_closed_by_the_server_is_replaced_once():
+    """The server drops the connection after each answer without saying so: the next request
+    finds the pooled connection dead (before any byte of an answer) and goes out on a new one,
+    and the server sees each request exactly once."""
+    async def main():
+        async with Server(close_after=True) as server:
+            client = WireClient()
+            answers = []
+            for _ in range(3):
+                answers.append(await _get(client, server.url))
+                await asyncio.sleep(0)  # the FIN may or may not have been seen yet: both must work
+            return answers, server.requests
+
+    answers, requests = asyncio.run(main())
+    assert answers == [(200, b"ok")] * 3
+    assert requests == 3
+
+
+def test_a_pooled_connection_that_dies_unanswered_is_retried_on_a_new_one():
+    """The pooled connection looks alive, but the server closes it without a byte of an
+    answer: the request goes out once more on a fresh connection (never when bytes came back)."""
+    async def main():
+        async with Server(idle_close=True) as server:
+            client = WireClient()
+            answers = [await _get(client, server.url) for _ in range(3)]
+            return answers, server.accepted
+
+    answers, accepted = asyncio.run(main())
+    assert answers == [(200, b"ok")] * 3
+    assert accepted == 3  # 1st on A, 2nd dropped by A and answered on B, 3rd dropped by B and answered on C
