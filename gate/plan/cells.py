@@ -43,6 +43,8 @@ class Cell:
     session: object = field(default=None, compare=False, hash=False, repr=False)
     # set by shrinking and --faults: the exact firings allowed, {(fault index, upstream, call)}
     firings: frozenset | None = field(default=None, compare=False, hash=False, repr=False)
+    # a re-run made by the gate itself (shrinking): never recorded over the run it re-examines
+    rerun: bool = field(default=False, compare=False, hash=False, repr=False)
 
     def facts(self) -> dict[str, str | None]:
         """What `when` conditions match against."""

@@ -70,7 +70,8 @@ class ProxyHook:
                             only=getattr(cell, "firings", None)) if cell.faults else None
         session = getattr(cell, "session", None)
         book = ReplayBook(session, self.config.replay.tool_map) if session is not None else None
-        state = self.app.current = RunState(schedule, replay=book, record=self.record_dir is not None and run == 0)
+        record = self.record_dir is not None and run == 0 and not getattr(cell, "rerun", False)
+        state = self.app.current = RunState(schedule, replay=book, record=record)
         self.app.last_cell = cell.id
         for upstream in self.worlds.values():
             upstream.reset(lambda: state.clock_offset)  # fresh state per run; the clock moves with latency

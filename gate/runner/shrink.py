@@ -66,7 +66,7 @@ def plan_shrinks(cells: list[Cell], runs_of: dict[str, list[RunResult]], invaria
 
 
 def _allowing(cell: Cell, firings) -> Cell:
-    return replace(cell, firings=frozenset((f.index, f.target, f.call) for f in firings))
+    return replace(cell, firings=frozenset((f.index, f.target, f.call) for f in firings), rerun=True)
 
 
 async def _breaks(job: ShrinkJob, subset: list[Firing], execute, max_runs: int) -> bool:
