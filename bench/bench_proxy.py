@@ -1,10 +1,12 @@
 """Added latency of the chaos proxy, measured side by side with a direct connection.
 
-Three processes, as in a real run: an upstream (uvicorn: a JSON endpoint and a
+Four processes, as in a real run: an upstream (uvicorn: a JSON endpoint and a
 200-event SSE stream), the gate's proxy (ProxyHook, no faults, a cell in progress so
-every exchange is traced), and this client. Prints median and p99 per request for
-JSON, direct vs proxied, the added median, and stream throughput as a ratio.
-Targets: added median < 1 ms; proxied stream throughput >= 90% of direct.
+every exchange is traced), a naive pass-through proxy built here (uvicorn + one shared
+httpx.AsyncClient, streaming both ways: what anyone would write first), and this client.
+Prints median and p99 per request for JSON, direct vs each proxy, each proxy's added
+median, the gate's added median as a ratio of the naive proxy's, and stream throughput.
+Targets: gate's added median <= 0.3x the naive proxy's; proxied stream throughput >= 90% of direct.
 
     python bench/bench_proxy.py [--requests 2000] [--streams 200]
 """
@@ -81,6 +83,40 @@ def serve_proxy(upstream: str) -> None:
     run_async(main())
 
 
+def serve_naive(upstream: str) -> None:
+    """The floor to beat: a plain uvicorn + httpx pass-through proxy."""
+    import socket
+
+    import uvicorn
+
+    client = httpx.AsyncClient(base_url=upstream, trust_env=False, timeout=30)
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        path = scope["path"].removeprefix("/llm/up")
+        req = client.build_request(scope["method"], path, content=body)
+        resp = await client.send(req, stream=True)
+        headers = [(k.encode(), v.encode()) for k, v in resp.headers.items()
+                   if k.lower() not in ("content-length", "transfer-encoding", "connection")]
+        await send({"type": "http.response.start", "status": resp.status_code, "headers": headers})
+        async for chunk in resp.aiter_raw():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await resp.aclose()
+        await send({"type": "http.response.body", "body": b""})
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off")).run(sockets=[sock])
+
+
 def spawn(*args) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
     return proc, int(proc.stdout.readline())
@@ -117,33 +153,43 @@ def main() -> None:
     args = ap.parse_args()
     up, up_port = spawn("--serve-upstream")
     proxy, proxy_port = spawn("--serve-proxy", f"http://127.0.0.1:{up_port}")
-    direct = f"http://127.0.0.1:{up_port}"
-    proxied = f"http://127.0.0.1:{proxy_port}/llm/up"
+    naive, naive_port = spawn("--serve-naive", f"http://127.0.0.1:{up_port}")
+    urls = {"direct": f"http://127.0.0.1:{up_port}", "gate": f"http://127.0.0.1:{proxy_port}/llm/up",
+            "naive": f"http://127.0.0.1:{naive_port}/llm/up"}
+    lat = {k: [] for k in urls}
+    rate = {k: [] for k in urls}
     try:
         import socket
 
         # like asyncio does for every transport: no Nagle delay between headers and body
         nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
         with httpx.Client(trust_env=False, transport=nodelay) as client:
-            time_json(client, direct + "/v1/chat", 200)  # warm up both paths
-            time_json(client, proxied + "/v1/chat", 200)
-            d, p = [], []
+            for url in urls.values():
+                time_json(client, url + "/v1/chat", 200)  # warm up every path
             for _ in range(4):  # interleave to share the machine's noise fairly
-                d += time_json(client, direct + "/v1/chat", args.requests // 4)
-                p += time_json(client, proxied + "/v1/chat", args.requests // 4)
-            sd, sp = [], []
+                for name, url in urls.items():
+                    lat[name] += time_json(client, url + "/v1/chat", args.requests // 4)
             for _ in range(4):
-                sd.append(time_stream(client, direct + "/v1/stream", args.streams // 4))
-                sp.append(time_stream(client, proxied + "/v1/stream", args.streams // 4))
+                for name, url in urls.items():
+                    rate[name].append(time_stream(client, url + "/v1/stream", args.streams // 4))
     finally:
-        for proc in (proxy, up):
+        for proc in (proxy, naive, up):
             proc.terminate()
             proc.wait()
-    md, mp = statistics.median(d), statistics.median(p)
-    print(f"JSON request   direct median {md:.3f} ms p99 {p99(d):.3f} ms | proxied median {mp:.3f} ms p99 {p99(p):.3f} ms")
-    print(f"added latency  median {mp - md:.3f} ms, p99 {p99(p) - p99(d):.3f} ms (target: median < 1 ms)")
-    ed, ep = statistics.median(sd), statistics.median(sp)
-    print(f"200-event SSE  direct {ed:,.0f} events/s | proxied {ep:,.0f} events/s | ratio {ep / ed:.2f} (target >= 0.90)")
+    report(lat, rate)
+
+
+def report(lat: dict, rate: dict) -> None:
+    med = {k: statistics.median(v) for k, v in lat.items()}
+    for name in ("direct", "gate", "naive"):
+        print(f"JSON request   {name:<6} median {med[name]:.3f} ms p99 {p99(lat[name]):.3f} ms")
+    added = {k: med[k] - med["direct"] for k in ("gate", "naive")}
+    print(f"added latency  gate {added['gate']:.3f} ms | naive uvicorn+httpx proxy {added['naive']:.3f} ms | "
+          f"gate/naive {added['gate'] / added['naive']:.2f}x (target <= 0.30x)")
+    events = {k: statistics.median(v) for k, v in rate.items()}
+    print(f"200-event SSE  direct {events['direct']:,.0f} events/s | gate {events['gate']:,.0f} "
+          f"({events['gate'] / events['direct']:.2f}x direct, target >= 0.90) | naive {events['naive']:,.0f} "
+          f"({events['naive'] / events['direct']:.2f}x direct)")
 
 
 if __name__ == "__main__":
@@ -151,5 +197,7 @@ if __name__ == "__main__":
         serve_upstream()
     elif len(sys.argv) > 2 and sys.argv[1] == "--serve-proxy":
         serve_proxy(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--serve-naive":
+        serve_naive(sys.argv[2])
     else:
         main()

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from gate.report import html, junit, markdown
+from gate.report.json_stream import write_json
 from gate.report.model import Report
 
 
@@ -12,7 +13,7 @@ def write_all(report: Report, out_dir: Path, names, redact=lambda s: s) -> dict[
     """Write report.json, the JUnit file, the Markdown summary and report.html; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / names.json_, "junit": out_dir / names.junit, "markdown": out_dir / names.markdown}
-    paths["json"].write_text(redact(to_json(report)), encoding="utf-8")
+    write_json(report, paths["json"], redact, full=getattr(names, "full", False))  # streaming, compact rows
     junit.write(report, paths["junit"], redact)
     paths["markdown"].write_text(redact(markdown.render(report, limit=markdown.SUMMARY_LIMIT)), encoding="utf-8")
     paths["html"] = out_dir / getattr(names, "html", "report.html")

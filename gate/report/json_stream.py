@@ -1,0 +1,119 @@
+"""report.json written cell by cell, with compact rows for passing cells.
+
+At 10,000 cells the report as one JSON string is hundreds of megabytes on top of the
+Report it came from. `write_json` dumps the report without its two long lists (the
+verdict's cells and their timings), then writes their items one at a time, indented
+exactly as `model_dump_json(indent=2)` indents them nested: the file is byte-identical
+to `to_json` of the same (compacted) report, only never held in memory at once.
+
+A passing, non-flaky cell keeps its verdict fields, its invariant outcomes and, per run,
+what the verdict's consumers read (reason, status, detail, error, usage: soundness, pass^k
+and cost after a `merge`) but not its output, checks or trace: those explain failures, and
+a passing cell has none. `output.full` (true until the tests that read passing cells'
+traces from report.json opt in) keeps everything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable
+
+from gate.report.model import CellResult, Report, RunResult
+
+# The long lists, as (top-level key, key inside it); each sits at depth 2 of the document.
+STREAMED = (("verdict", "cells"), ("timings", "cells"))
+ITEM_INDENT = " " * 6  # items of a list at depth 2 are at depth 3
+
+
+def is_compactable(cell: CellResult) -> bool:
+    return cell.status == "pass" and not cell.flaky
+
+
+def compact_run(run: RunResult) -> RunResult:
+    return RunResult(run=run.run, reason=run.reason, status=run.status, detail=run.detail, error=run.error,
+                     usage=run.usage)
+
+
+def compact_cell(cell: CellResult) -> CellResult:
+    """The row a passing cell keeps in report.json (see the module docstring)."""
+    if not is_compactable(cell):
+        return cell
+    return cell.model_copy(update={"runs": [compact_run(r) for r in cell.runs]})
+
+
+def compacted(report: Report, full: bool = False) -> Report:
+    """The report as report.json holds it: passing cells compact unless `full`."""
+    if full:
+        return report
+    cells = [compact_cell(c) for c in report.verdict.cells]
+    return report.model_copy(update={"verdict": report.verdict.model_copy(update={"cells": cells})})
+
+
+def _skeleton(report: Report) -> Report:
+    """The report with the streamed lists emptied (shallow copies: the report itself is untouched)."""
+    verdict = report.verdict.model_copy(update={"cells": []})
+    timings = report.timings.model_copy(update={"cells": []})
+    return report.model_copy(update={"verdict": verdict, "timings": timings})
+
+
+def _holes(text: str) -> list[int] | None:
+    """Offsets of the `[]` of each streamed list in the skeleton's text, or None if not unambiguous."""
+    offsets = []
+    for section, key in STREAMED:
+        start = text.find(f'\n  "{section}": {{')
+        end = text.find("\n  }", start)
+        needle = f'\n    "{key}": []'
+        at = text.find(needle, start, end)
+        if start < 0 or at < 0 or text.find(needle, at + 1, end) >= 0:
+            return None
+        offsets.append(at + len(needle) - 2)
+    return offsets if offsets == sorted(offsets) else None
+
+
+def _items_json(items: Iterable, transform: Callable) -> Iterable[str]:
+    """`[`, each item indented as nested, `]` -- the text pydantic writes for a non-empty list."""
+    first = True
+    for item in items:
+        body = transform(item).model_dump_json(indent=2, by_alias=True).replace("\n", "\n" + ITEM_INDENT)
+        yield ("[\n" if first else ",\n") + ITEM_INDENT + body
+        first = False
+    yield "[]" if first else "\n    ]"
+
+
+def write_json(report: Report, path: Path, redact: Callable[[str], str] = lambda s: s, full: bool = False) -> None:
+    """Write report.json streaming; identical bytes to `redact(to_json(compacted(report, full)))`."""
+    from gate.report import to_json
+
+    try:
+        skeleton = to_json(_skeleton(report))
+        holes = _holes(skeleton)
+        if holes is None:  # a layout this writer does not know: the one-string path is always right
+            raise ValueError("unrecognised layout")
+        with open(path, "w", encoding="utf-8") as out:
+            lists = [(report.verdict.cells, compact_cell if not full else _same), (report.timings.cells, _same)]
+            cursor = 0
+            for at, (items, transform) in zip(holes, lists):
+                out.write(redact(skeleton[cursor:at]))
+                for chunk in _items_json(items, transform):
+                    out.write(redact(chunk))
+                cursor = at + 2
+            out.write(redact(skeleton[cursor:]))
+    except ValueError:  # also a lone surrogate somewhere: to_json knows how to spell it out
+        Path(path).write_text(redact(to_json(compacted(report, full))), encoding="utf-8")
+
+
+def _same(item):
+    return item
+
+
+def dumps_streamed(report: Report, full: bool = False) -> str:
+    """The streamed text as one string (tests compare it with `to_json`)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "report.json"
+        write_json(report, path, full=full)
+        return path.read_text(encoding="utf-8")
+
+
+__all__ = ["compact_cell", "compacted", "dumps_streamed", "is_compactable", "write_json"]

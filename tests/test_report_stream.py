@@ -1,0 +1,98 @@
+"""report.json: compact rows for passing cells, `output.full`, and the streaming writer.
+
+The streaming writer must produce the very bytes the one-string writer produces for the same
+report (compacted or full), and a compact report must still feed `merge`, `compare` and the
+renderers (issue 16).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gate.report import markdown, to_json, write_all
+from gate.report.json_stream import compact_cell, compacted, dumps_streamed, write_json
+from gate.report.model import Report
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sdk_agent" / "chaos-gate-report" / "report.json"
+
+
+def _sample() -> Report:
+    return Report.model_validate_json(SAMPLE.read_text(encoding="utf-8"))
+
+
+def _with_passing_and_failing() -> Report:
+    report = _sample()
+    statuses = {c.status for c in report.verdict.cells}
+    assert {"pass", "fail"} <= statuses, statuses  # the sample exercises both kinds of row
+    return report
+
+
+def test_streamed_equals_one_string_full_and_compact():
+    report = _with_passing_and_failing()
+    for full in (True, False):
+        assert dumps_streamed(report, full=full) == to_json(compacted(report, full))
+
+
+def test_streamed_equals_one_string_with_empty_lists():
+    report = _sample()
+    empty = report.model_copy(update={"verdict": report.verdict.model_copy(update={"cells": []}),
+                                       "timings": report.timings.model_copy(update={"cells": []})})
+    assert dumps_streamed(empty) == to_json(empty)
+
+
+def test_lone_surrogate_falls_back_to_the_one_string_writer(tmp_path):
+    report = _with_passing_and_failing()
+    failing = next(c for c in report.verdict.cells if c.status == "fail")
+    failing.runs[0].output = "bad \ud800 text"
+    write_json(report, tmp_path / "r.json")
+    text = (tmp_path / "r.json").read_text(encoding="utf-8")
+    assert text == to_json(compacted(report)) and "\\ud800" in text
+
+
+def test_redaction_applies_to_every_chunk(tmp_path):
+    report = _with_passing_and_failing()
+    secret = report.verdict.cells[-1].id
+    write_json(report, tmp_path / "r.json", redact=lambda s: s.replace(secret, "***"))
+    assert secret not in (tmp_path / "r.json").read_text(encoding="utf-8")
+
+
+def test_passing_rows_are_compact_failing_and_flaky_rows_full():
+    report = _with_passing_and_failing()
+    doc = json.loads(dumps_streamed(report))
+    for cell in doc["verdict"]["cells"]:
+        runs = cell["runs"]
+        if cell["status"] == "pass" and not cell["flaky"]:
+            assert all(r["checks"] == [] and r["trace"] == [] and r["output"] is None for r in runs)
+            assert cell["invariants"]  # the matrix and merge still read every invariant outcome
+        else:
+            original = next(c for c in report.verdict.cells if c.id == cell["id"])
+            assert runs == json.loads(original.model_dump_json(by_alias=True))["runs"]
+    flaky = report.verdict.cells[0].model_copy(update={"flaky": True})
+    assert compact_cell(flaky) is flaky
+
+
+def test_output_full_keeps_passing_detail(tmp_path):
+    report = _with_passing_and_failing()
+
+    class Names:
+        json_, junit, markdown, html, full = "report.json", "junit.xml", "summary.md", "report.html", True
+
+    write_all(report, tmp_path, Names)
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == to_json(report)
+
+
+def test_compact_report_still_renders_and_compares(tmp_path):
+    from gate.report.compare import compare
+    from gate.report.html import render as render_html
+
+    report = _with_passing_and_failing()
+    compact = Report.model_validate_json(dumps_streamed(report))
+    assert markdown.render(compact) == markdown.render(report)
+    assert render_html(compact) == render_html(report)
+    v = report.verdict
+
+    def against(base):
+        return compare(base.verdict, v.cells, v.stages, v.score, v.config_digest, 0.05).model_dump()
+
+    assert against(compact) == against(report)
