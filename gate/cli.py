@@ -44,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", type=shard_flag, metavar="I/N", help="run the I-th of N balanced slices of the plan")
     run.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    run.add_argument("--full-report", action="store_true",
+                     help="keep every run's output, checks and trace for passing cells too (output.full: true)")
     run.add_argument("--expect-digest", metavar="DIGEST",
                      help="warn when the config is not the one a report's reproduce command came from")
     run.add_argument("--baseline", type=Path, metavar="REPORT",
@@ -125,6 +127,8 @@ def cmd_run(args, console: Console) -> int:
 
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
     warn_if_changed(loaded, args.expect_digest)
+    if args.full_report:
+        loaded.config.output.full = True
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     install_signal_handlers()
     shard = args.shard  # (I, N), parsed and checked with the other flags

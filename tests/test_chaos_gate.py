@@ -25,7 +25,7 @@ def gate_env(orders, monkeypatch):
 
 def run(tmp_path, *only, bugs="", provider="openai", extra=()):
     os.environ["AGENT_BUGS"], os.environ["PROVIDER"] = bugs, provider
-    args = ["run", "-c", str(CONFIG), "-o", str(tmp_path), "--quiet", *extra]
+    args = ["run", "-c", str(CONFIG), "-o", str(tmp_path), "--quiet", "--full-report", *extra]
     for cell in only:
         args += ["--only", cell]
     code = main(args)
@@ -90,7 +90,7 @@ def test_same_seed_same_faults_at_any_concurrency(gate_env, tmp_path):
     reports = []
     for k in (1, 3):
         out = tmp_path / f"k{k}"
-        main(["run", "-c", str(profile_cfg), "-o", str(out), "--quiet", "--concurrency", str(k), *extra])
+        main(["run", "-c", str(profile_cfg), "-o", str(out), "--quiet", "--full-report", "--concurrency", str(k), *extra])
         reports.append(json.loads((out / "report.json").read_text()))
     a, b = (json.dumps(r["verdict"], indent=1) for r in reports)
     assert a == b
@@ -134,7 +134,7 @@ def test_state_probe_after_the_cell(gate_env, tmp_path, orders):
     path.write_text(yaml.safe_dump(doc))
     for bugs, expected in (("", False), ("double_write", True)):
         os.environ["AGENT_BUGS"] = bugs
-        main(["run", "-c", str(path), "-o", str(tmp_path / (bugs or "sound")), "--quiet",
+        main(["run", "-c", str(path), "-o", str(tmp_path / (bugs or "sound")), "--quiet", "--full-report",
               "--only", "contract/refund/double_write"])
         cell = load_report(tmp_path / (bugs or "sound"))["verdict"]["cells"][0]
         probe = next(i for i in cell["invariants"] if i["id"] == "refunds-in-ledger")

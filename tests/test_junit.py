@@ -165,7 +165,7 @@ def _run_cli(tmp_path: Path, config: Path) -> tuple[int, dict, Path]:
     from gate.cli import main
 
     out = tmp_path / f"out-{config.stem}"
-    code = main(["run", "-c", str(config), "-o", str(out), "--quiet"])
+    code = main(["run", "-c", str(config), "-o", str(out), "--quiet", "--full-report"])
     return code, load_report(out), out
 
 

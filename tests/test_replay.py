@@ -40,7 +40,7 @@ def recorded(tmp_path_factory):
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        code = main(["run", "-c", str(SDK / "chaos-gate.yaml"), "-o", str(out / "report"), "--quiet",
+        code = main(["run", "-c", str(SDK / "chaos-gate.yaml"), "-o", str(out / "report"), "--quiet", "--full-report",
                      "--only", "contract/refund/baseline", "--only", "contract/refund/rate_limited",
                      "--record", str(out / "sessions")])
         assert code == 0
@@ -67,7 +67,7 @@ def test_replay_with_upstream_down_gives_same_output_and_never_forwards(recorded
     monkeypatch.setenv("AGENT_BUGS", "")
     monkeypatch.setenv("ORDERS_URL", "http://127.0.0.1:9")  # nothing listens there
     config = replay_config(tmp_path, str(recorded / "sessions" / "*.json"))
-    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet", "--full-report"]) == 0
     report = load_report(tmp_path / "out")
     originals = {c["id"]: c for c in load_report(recorded / "report")["verdict"]["cells"]}
     for cell in report["verdict"]["cells"]:
@@ -83,7 +83,7 @@ def test_agent_with_an_extra_tool_call_is_reported_with_a_diff(recorded, tmp_pat
     monkeypatch.setenv("AGENT_BUGS", "extra_lookup")
     monkeypatch.setenv("ORDERS_URL", "http://127.0.0.1:9")
     config = replay_config(tmp_path, str(recorded / "sessions" / "contract__refund__baseline.json"))
-    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet"]) == 1
+    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet", "--full-report"]) == 1
     cell = load_report(tmp_path / "out")["verdict"]["cells"][0]
     breach = next(b for b in cell["invariants"] if b["id"] == "replay-matches")
     assert breach["breached"] and breach["severity"] == "critical"
@@ -99,7 +99,7 @@ def test_session_contract_by_name(recorded, tmp_path, monkeypatch):
     doc["contract"] = "refund-contract"
     (session_dir / "one.json").write_text(json.dumps(doc))
     config = replay_config(tmp_path, str(session_dir / "one.json"), contract="refund-contract")
-    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet", "--full-report"]) == 0
     cell = load_report(tmp_path / "out")["verdict"]["cells"][0]
     assert "mentions-refund" in [i["id"] for i in cell["invariants"]]
 
@@ -114,14 +114,14 @@ def support(tmp_path):
 def test_export_and_replay_score_weight(support, tmp_path, monkeypatch):
     monkeypatch.setenv("AGENT_MODE", "fragile")
     config = str(support / "chaos-gate.yaml")
-    assert main(["run", "-c", config, "-o", str(tmp_path / "r1"), "--quiet"]) == 1
+    assert main(["run", "-c", config, "-o", str(tmp_path / "r1"), "--quiet", "--full-report"]) == 1
     assert main(["replay", "export", "--from", str(tmp_path / "r1" / "report.json"), "-o", str(support / "sessions")]) == 0
     exported = sorted((support / "sessions").glob("*.json"))
     failing = [c for c in load_report(tmp_path / "r1")["verdict"]["cells"] if c["status"] == "fail"]
     assert len(exported) == len(failing)
     text = (support / "chaos-gate.yaml").read_text() + "replay: {sessions: ['sessions/*.json']}\n"
     (support / "chaos-gate.yaml").write_text(text)
-    main(["run", "-c", config, "-o", str(tmp_path / "r2"), "--quiet"])
+    main(["run", "-c", config, "-o", str(tmp_path / "r2"), "--quiet", "--full-report"])
     v = load_report(tmp_path / "r2")["verdict"]
     stages = {s["stage"]: s for s in v["stages"]}
     assert stages["replay"]["weight"] == 0.1 and stages["replay"]["cells"] == len(exported)
@@ -132,13 +132,13 @@ def test_export_and_replay_score_weight(support, tmp_path, monkeypatch):
 def test_pinned_failing_cell_replays_to_the_same_verdict(support, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AGENT_MODE", "fragile")
     config = str(support / "chaos-gate.yaml")
-    main(["run", "-c", config, "-o", str(tmp_path / "first"), "--quiet", "--seed", "21"])
+    main(["run", "-c", config, "-o", str(tmp_path / "first"), "--quiet", "--full-report", "--seed", "21"])
     first = load_report(tmp_path / "first")
     target = next(c["id"] for c in first["verdict"]["cells"] if c["status"] == "fail")
     assert main(["pin", target, "-c", config, "--seed", "21"]) == 0
     runs = []
     for n in range(2):  # the config's own seed (7) differs: the pin brings its seed along
-        main(["run", "-c", config, "-o", str(tmp_path / f"p{n}"), "--quiet"])
+        main(["run", "-c", config, "-o", str(tmp_path / f"p{n}"), "--quiet", "--full-report"])
         runs.append(load_report(tmp_path / f"p{n}")["verdict"])
     assert json.dumps(runs[0]) == json.dumps(runs[1])
     pinned = runs[0]["cells"][0]
@@ -154,7 +154,7 @@ def test_pin_whose_config_changed_shape_is_reported(support, tmp_path, monkeypat
     main(["pin", "contract/refund/baseline", "-c", config])
     text = (support / "chaos-gate.yaml").read_text().replace("count: 12", "count: 5")
     (support / "chaos-gate.yaml").write_text(text)
-    main(["run", "-c", config, "-o", str(tmp_path / "o"), "--quiet"])
+    main(["run", "-c", config, "-o", str(tmp_path / "o"), "--quiet", "--full-report"])
     assert load_report(tmp_path / "o")["verdict"]["pins"][0]["status"] == "config_changed"
 
 
@@ -181,7 +181,7 @@ def test_langsmith_import_replays_against_the_agent(tmp_path, monkeypatch, capsy
     monkeypatch.setenv("ORDERS_URL", "http://127.0.0.1:9")
     # the imported LLM answers are JSON; this agent streams, so the replay re-serves them as streams
     config = replay_config(tmp_path, str(tmp_path / "sessions" / "*.json"))
-    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    assert main(["run", "-c", config, "-o", str(tmp_path / "out"), "--quiet", "--full-report"]) == 0
     cell = load_report(tmp_path / "out")["verdict"]["cells"][0]
     assert cell["status"] == "pass" and cell["runs"][0]["output"] == "Your refund for order 1234 has been issued."
     steps = cell["runs"][0]["trace"]

@@ -96,3 +96,11 @@ def test_compact_report_still_renders_and_compares(tmp_path):
         return compare(base.verdict, v.cells, v.stages, v.score, v.config_digest, 0.05).model_dump()
 
     assert against(compact) == against(report)
+
+
+def test_compact_rows_are_the_default_and_full_report_opts_out():
+    from gate.cli import _parser
+    from gate.config.models import OutputConfig
+
+    assert OutputConfig().full is False
+    assert _parser().parse_args(["run", "--full-report"]).full_report is True

@@ -62,7 +62,8 @@ def config_text(mode: str = "echo", ready_timeout: float = 10, extra_env: str = 
 
 def run_cli(tmp_path: Path, text: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     path = write_config(tmp_path, text)
-    return subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(path), "-o", str(tmp_path / "out"), *args],
+    return subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(path), "-o", str(tmp_path / "out"),
+                           "--full-report", *args],
                           env={**os.environ, **PLANTED, **(env or {})}, cwd=ROOT, capture_output=True, text=True,
                           timeout=180)
 

@@ -120,7 +120,7 @@ def replay(tmp_path, monkeypatch, sessions_dir, provider: str, bugs: str = "", *
     monkeypatch.setenv("PROVIDER", provider)
     monkeypatch.setenv("AGENT_BUGS", bugs)
     config = replay_config(tmp_path, str(sessions_dir / "*.json"), **kw)
-    code = main(["run", "-c", config, "-o", str(tmp_path / f"out-{provider}"), "--quiet", "--only", "replay/*"])
+    code = main(["run", "-c", config, "-o", str(tmp_path / f"out-{provider}"), "--quiet", "--full-report", "--only", "replay/*"])
     return code, {c["id"]: c for c in load_report(tmp_path / f"out-{provider}")["verdict"]["cells"]}
 
 

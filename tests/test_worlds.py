@@ -26,7 +26,7 @@ def shop() -> World:
 def test_timeout_after_write_on_refund(tmp_path, monkeypatch, tools, retry, expected):
     monkeypatch.setenv("TOOLS", tools)
     monkeypatch.setenv("RETRY", retry)
-    assert main(["run", "-c", CONFIG, "-o", str(tmp_path), "--quiet"]) == expected
+    assert main(["run", "-c", CONFIG, "-o", str(tmp_path), "--quiet", "--full-report"]) == expected
     cells = {c["scenario"]: c for c in load_report(tmp_path)["verdict"]["cells"]}
     assert cells["baseline"]["status"] == "pass"
     faulted = cells["refund_times_out"]
@@ -52,7 +52,7 @@ def test_state_is_isolated_between_concurrent_cells(tmp_path, monkeypatch):
     doc["contract"]["scenarios"] = []
     path = tmp_path / "iso.yaml"
     path.write_text(yaml.safe_dump(doc))
-    assert main(["run", "-c", str(path), "-o", str(tmp_path / "o"), "--quiet", "--concurrency", "3"]) == 0
+    assert main(["run", "-c", str(path), "-o", str(tmp_path / "o"), "--quiet", "--full-report", "--concurrency", "3"]) == 0
     assert load_report(tmp_path / "o")["verdict"]["counts"]["passed"] == 6  # each saw exactly its own refund
 
 

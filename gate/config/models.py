@@ -249,8 +249,7 @@ class OutputConfig(StrictModel):
     junit: str = "junit.xml"
     markdown: str = "summary.md"
     html: str = Field(default="report.html", description="Self-contained trace viewer (no network requests).")
-    # TODO(issue 16): default False once the tests that read passing cells' traces from report.json opt in.
-    full: bool = Field(default=True, description="Keep every run's output, checks and trace for passing cells "
+    full: bool = Field(default=False, description="Keep every run's output, checks and trace for passing cells "
                                                  "too; false keeps them for failing and flaky cells only (a compact "
                                                  "row per passing cell: a 10,000-cell report a quarter smaller).")
 
