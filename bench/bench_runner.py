@@ -119,21 +119,26 @@ def floor(cells: int, latency_ms: int, concurrency: int) -> float:
 
 
 def memory(cells: int) -> None:
-    """10,000 cells in a child process (its own peak RSS), then report.json compact vs full."""
-    import resource
+    """10,000 cells in a child process: its own peak RSS (VmHWM: the agents it starts are not
+    counted, and ru_maxrss would carry this process's peak across exec) for the run and the
+    default (compact) reports; then report.json compact vs full, which is not counted."""
     import subprocess
 
     with tempfile.TemporaryDirectory() as tmp:
         code = (f"import sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); import bench_runner as b; "
                 f"b.memory_child({cells}, {tmp!r})")
         began = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True)
+        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
         wall = time.perf_counter() - began
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        peak_mb = int(out.split("PEAK_KB=")[1].split()[0]) / 1024
         compact, full = ((Path(tmp) / name).stat().st_size / 1e6 for name in ("compact.json", "full.json"))
     print(f"{cells} cells at K=8 (1 ms agents): peak RSS {peak_mb:.0f} MB vs budget 300 MB = {peak_mb / 300:.2f}x; "
           f"wall {wall:.1f} s")
     print(f"report.json: compact {compact:.1f} MB vs full (output.full: true) {full:.1f} MB = {compact / full:.2f}x")
+
+
+def _peak_kb() -> int:
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
 
 
 def memory_child(cells: int, tmp: str) -> None:
@@ -141,6 +146,7 @@ def memory_child(cells: int, tmp: str) -> None:
     loaded = load_config(write_config(out, cells, 1, 8))
     report = run_gate(loaded, output_dir=out / "out")
     publish(report, loaded, out / "out")
+    print(f"PEAK_KB={_peak_kb()}", flush=True)  # the run and its default reports, nothing after
     (out / "out" / "report.json").rename(out / "compact.json")
     publish(report, loaded, out / "out", full=True)
     (out / "out" / "report.json").rename(out / "full.json")
