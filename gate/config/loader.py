@@ -45,6 +45,8 @@ class LoadedConfig:
     warnings: list[str] = field(default_factory=list)
     # non-secret ${VAR}s the config took from the environment, for reproduce commands
     env_used: dict[str, str] = field(default_factory=dict)
+    # the plan built while checking references; `plan_for` reuses it instead of building it again
+    plan: list | None = field(default=None, repr=False)
 
     @property
     def base_dir(self) -> Path:
@@ -167,8 +169,9 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     except ValidationError as exc:
         problems += validation_problems(exc, lines)
     warnings: list[str] = []
+    plan: list = []
     if config is not None and not problems:
-        problems += _semantic_problems(config, path)
+        problems += _semantic_problems(config, path, plan)
         vacuous = [p for p in problems if p.vacuous]
         if vacuous and config.gate.allow_vacuous:
             warnings = format_all(source, lines, vacuous)
@@ -182,10 +185,10 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output", "seed"})
     digest = hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
     return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest,
-                        warnings=warnings, env_used=env_used)
+                        warnings=warnings, env_used=env_used, plan=plan[0] if plan else None)
 
 
-def _semantic_problems(config: Config, path: Path) -> list[Problem]:
+def _semantic_problems(config: Config, path: Path, keep_plan: list) -> list[Problem]:
     """Everything pydantic cannot see: profiles, worlds, then references that need the plan."""
     from gate.config.references import reference_problems
     from gate.config.value_checks import value_problems
@@ -193,7 +196,7 @@ def _semantic_problems(config: Config, path: Path) -> list[Problem]:
     problems = _profile_problems(config, path) + _world_problems(config) + value_problems(config)
     if problems:  # the plan needs resolvable profiles and sound values
         return problems
-    return reference_problems(config, path.resolve().parent)
+    return reference_problems(config, path.resolve().parent, keep_plan)
 
 
 def _profile_problems(config: Config, path: Path) -> list[Problem]:

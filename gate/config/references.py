@@ -26,14 +26,20 @@ WHEN_FIELDS = ("stage", "input", "mutation", "scenario")
 RESERVED_SCENARIOS = ("mutation", "replay")  # the scenarios of mutation and replay cells
 
 
-def reference_problems(config: Config, base_dir: Path) -> list[Problem]:
+def reference_problems(config: Config, base_dir: Path, keep_plan: list | None = None) -> list[Problem]:
+    """Problems of cross-references; the plan built to check `when` is appended to `keep_plan`
+    (the run uses it as is: a big plan is not built twice)."""
     from gate.config.pricing import pricing_problems
+    from gate.plan import build_plan
 
     problems = [*duplicate_problems(config), *fault_target_problems(config, base_dir), *trace_target_problems(config),
                 *world_state_problems(config), *session_problems(config, base_dir), *pricing_problems(config)]
     if problems:  # the plan needs unique names and its session files
         return problems
-    return when_problems(config, _plan_facts(config, base_dir))
+    plan = build_plan(config, base_dir=base_dir)
+    if keep_plan is not None:
+        keep_plan.append(plan)
+    return when_problems(config, [cell.facts() for cell in plan])
 
 
 def vacuous(loc: Loc, message: str) -> Problem:
@@ -225,12 +231,6 @@ def _glob(pattern: str) -> list[str]:
 
 
 # --- `when`: every pattern must select at least one cell of the plan --------------------------
-
-def _plan_facts(config: Config, base_dir: Path) -> list[dict]:
-    from gate.plan import build_plan
-
-    return [cell.facts() for cell in build_plan(config, base_dir=base_dir)]
-
 
 def _patterns(wanted: str | list[str], loc: Loc) -> list[tuple[Loc, str]]:
     if isinstance(wanted, str):

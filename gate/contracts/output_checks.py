@@ -215,6 +215,9 @@ PII_PATTERNS: dict[str, str] = {
 }
 
 
+PII_COMPILED = {kind: re.compile(pattern) for kind, pattern in PII_PATTERNS.items()}
+
+
 @register
 class ExcludesPii(OutputInvariant):
     type: Literal["excludes_pii"] = "excludes_pii"
@@ -225,7 +228,7 @@ class ExcludesPii(OutputInvariant):
 
     def check_text(self, text, obs):
         for kind in self.kinds:
-            for match in re.finditer(PII_PATTERNS[kind], text):
+            for match in PII_COMPILED[kind].finditer(text):
                 found = match.group(0)
                 if found in self.allow:
                     continue

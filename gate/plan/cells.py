@@ -68,11 +68,12 @@ def _contract_ids(config: Config) -> set[str]:
     return {inv.id for invs in config.replay.contracts.values() for inv in invs}
 
 
-def _applicable(config: Config, facts: dict, session=None) -> tuple[str, ...]:
-    """Invariants whose `when` matches; a replay contract only for the sessions that name it."""
+def _applicable(config: Config, facts: dict, session=None, declared=None, named=None) -> tuple[str, ...]:
+    """Invariants whose `when` matches; a replay contract only for the sessions that name it.
+    `declared`/`named` are passed in by build_plan, which computes them once for every cell."""
     own = {inv.id for inv in config.replay.contracts.get(getattr(session, "contract", None) or "", [])}
-    named = _contract_ids(config)
-    return tuple(inv.id for inv in invariants_of(config)
+    named = _contract_ids(config) if named is None else named
+    return tuple(inv.id for inv in (invariants_of(config) if declared is None else declared)
                  if inv.applies_to(facts) and (inv.id not in named or inv.id in own))
 
 
@@ -180,17 +181,14 @@ def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_buil
     for stage in ("contract", "mutation", "chaos", "replay"):
         if stage in builders:
             raw.extend(builders[stage](config))
+    declared, named = invariants_of(config), _contract_ids(config)
     cells = []
     for index, spec in enumerate(raw):
-        cell = Cell(index=index, seed=derive_seed(config.seed, spec["id"]), **spec)
-        cells.append(_with_invariants(config, cell))
+        facts = {"stage": spec["stage"], "input": spec["input_id"], "mutation": spec.get("mutation"),
+                 "scenario": spec.get("scenario", BASELINE)}  # as Cell.facts() has them
+        invariants = _applicable(config, facts, spec.get("session"), declared, named)
+        cells.append(Cell(index=index, seed=derive_seed(config.seed, spec["id"]), invariants=invariants, **spec))
     return cells
-
-
-def _with_invariants(config: Config, cell: Cell) -> Cell:
-    from dataclasses import replace
-
-    return replace(cell, invariants=_applicable(config, cell.facts(), cell.session))
 
 
 def select(cells: list[Cell], only: list[str] | None) -> list[Cell]:

@@ -32,6 +32,8 @@ UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uff
 
 def xml_safe(text: str) -> str:
     """The text with every character XML cannot carry spelled out as \\uXXXX."""
+    if UNSAFE.search(text) is None:  # the common case: no copy, no callback
+        return text
     return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -43,7 +43,9 @@ def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dic
 def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders: dict | None = None,
              shard: tuple[int, int] | None = None) -> tuple[list[Cell], list[Cell]]:
     """(the whole plan, the cells to run here)."""
-    whole = build_plan(loaded.config, stage_builders=stage_builders, base_dir=loaded.base_dir)
+    reuse = loaded.plan is not None and stage_builders is None
+    whole = loaded.plan if reuse else build_plan(loaded.config, stage_builders=stage_builders,
+                                                 base_dir=loaded.base_dir)
     cells = select(whole, only)
     if shard is not None:
         chosen = set(cells)
