@@ -1,0 +1,51 @@
+"""How long `chaos-gate validate` / `plan` / `schema` take from a cold process, beside their floors.
+
+Each command is timed as a whole process (what a user waits for), best of N, next to a
+bare interpreter (`python -c pass`) and to importing pydantic alone, measured in the same
+run, so a slow or loaded machine shows in the floors too. Target: validate and plan ≤ 0.3 s.
+
+    python bench/bench_startup.py [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "examples" / "sdk_agent" / "chaos-gate.yaml"
+COMMANDS = {
+    "python -c pass (floor)": [sys.executable, "-c", "pass"],
+    "import pydantic (floor)": [sys.executable, "-c", "import pydantic"],
+    "chaos-gate validate": [sys.executable, "-m", "gate", "validate", "-c", str(CONFIG)],
+    "chaos-gate plan": [sys.executable, "-m", "gate", "plan", "-c", str(CONFIG)],
+    "chaos-gate schema": [sys.executable, "-m", "gate", "schema"],
+}
+
+
+def best_of(argv: list[str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - began)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    results = {name: best_of(argv, args.repeat) for name, argv in COMMANDS.items()}
+    bare = results["python -c pass (floor)"]
+    for name, seconds in results.items():
+        print(f"{name:<26} {seconds:6.3f} s   {seconds / bare:5.1f}x the bare interpreter")
+    for name in ("chaos-gate validate", "chaos-gate plan"):
+        print(f"{name}: {results[name]:.3f} s (target <= 0.3 s); above the interpreter: {results[name] - bare:.3f} s")
+
+
+if __name__ == "__main__":
+    main()
