@@ -22,7 +22,7 @@ def orders_env(orders, monkeypatch):
 def test_usage_at_every_level_and_the_retry_storms_amplification(orders_env, tmp_path):
     set_agent(orders_env, bugs="retry_storm")
     config = sdk_config(tmp_path, scenarios=STORM, extra=PRICING)
-    assert main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet"]) == 1
+    assert main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet", "--full-report"]) == 1
     v = load_report(tmp_path / "out")["verdict"]
     cells = {c["id"]: c for c in v["cells"]}
     base, storm = cells["contract/refund/baseline"], cells["contract/refund/outage"]
@@ -48,7 +48,7 @@ def test_tokens_max_and_cost_max_judge_each_run(orders_env, tmp_path):
     - {id: enough-tokens, type: tokens_max, max: 100000, severity: medium}
     - {id: cheap, type: cost_max, usd: 0.0000001, severity: low}"""
     config = sdk_config(tmp_path, invariants=invariants, extra=PRICING)
-    main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet"])
+    main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet", "--full-report"])
     outcome = {o["id"]: o for o in load_report(tmp_path / "out")["verdict"]["cells"][0]["invariants"]}
     assert outcome["few-tokens"]["breached"] and "(max 50)" in outcome["few-tokens"]["message"]
     assert not outcome["enough-tokens"]["breached"]
@@ -69,7 +69,7 @@ def test_budget_stops_new_cells_and_the_verdict_is_error(orders_env, tmp_path):
     scenarios = STORM + "\n    - name: again\n      faults: [{kind: latency, target: llm, ms: 1}]"
     config = sdk_config(tmp_path, scenarios=scenarios, gate="{max_cost_usd: 0.0001}",
                         extra=PRICING + "\nconcurrency: 1")
-    assert main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet"]) == 2
+    assert main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet", "--full-report"]) == 2
     v = load_report(tmp_path / "out")["verdict"]
     assert v["verdict"] == "error" and v["error_reason"] == "budget"
     assert v["reasons"][0].startswith("budget: the run spent $0.000")

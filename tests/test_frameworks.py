@@ -54,7 +54,7 @@ def test_sound_agent_passes_its_baseline_under_sim(name, tmp_path):
             metadata.version(NEEDS[name])
         except metadata.PackageNotFoundError:
             pytest.skip(f"{NEEDS[name]} not installed: pip install -e '.[test,frameworks]'")
-    code = main(["run", "-c", str(FRAMEWORKS / name / "chaos-gate.yaml"), "-o", str(tmp_path), "--quiet",
+    code = main(["run", "-c", str(FRAMEWORKS / name / "chaos-gate.yaml"), "-o", str(tmp_path), "--quiet", "--full-report",
                  "--only", "contract/*/baseline"])
     report = load_report(tmp_path)
     (cell,) = report["verdict"]["cells"]
