@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from gate.dialects import Dialect, Usage, find
+from gate.dialects import DIALECTS, Dialect, Usage
 from gate.dialects.sse import BOUNDARY, data_of, name_of
 
 MAX_BUFFER = 8 << 20  # a JSON answer larger than this is estimated, not parsed
@@ -34,8 +34,7 @@ class UsageMeter:
         """A meter for a generating LLM call; None for tools, token counting, model lists."""
         if info.kind != "llm" or info.operation != "generate" or info.dialect is None:
             return None
-        found = find(info.provider, info.method, info.path)
-        return cls(found[0], info.path, body, status) if found else None
+        return cls(DIALECTS[info.dialect], info.path, body, status)  # routes.py already found it
 
     def feed(self, chunk: bytes, sse: bool) -> None:
         self.sse = sse if self.sse is None else self.sse

@@ -34,6 +34,8 @@ PINGS = re.compile(r"(?<=[@#])(?=[A-Za-z0-9])")  # @user, @org/team, #123
 
 def spell_out(value: str) -> str:
     """Control characters, lone surrogates and non-characters as visible \\uXXXX text."""
+    if UNSAFE.search(value) is None:  # the common case: no copy, no callback
+        return value
     return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
 
 

@@ -17,24 +17,18 @@ the gate sets every attribute and count itself.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from gate.contracts.base import SEVERITY_RANK
+from gate.report.escape import spell_out
 from gate.report.model import CellResult, Report, StageScore
 
 EXCERPT = 1000
 MESSAGE = 1000
-# Not in XML 1.0's Char production, plus DEL and C1 controls (legal but invisible)
-UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-
-
-def xml_safe(text: str) -> str:
-    """The text with every character XML cannot carry spelled out as \\uXXXX."""
-    if UNSAFE.search(text) is None:  # the common case: no copy, no callback
-        return text
-    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+# XML 1.0 cannot carry what escape.spell_out spells out (C0 controls, lone surrogates,
+# non-characters; DEL and C1 are legal but invisible): one rule for every report surface.
+xml_safe = spell_out
 
 
 def _seconds(value: float) -> str:
