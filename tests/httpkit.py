@@ -33,6 +33,21 @@ class JsonHandler(BaseHTTPRequestHandler):
         return json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
 
 
+class AgentHandler(JsonHandler):
+    """What a test agent answers besides /chat: GET (readiness) is always 200."""
+
+    def do_GET(self):
+        self.reply(200, {"ok": True})
+
+
+def serve_agent(handler, banner: str = "") -> None:
+    """Serve a test agent on $PORT, as the gate starts agents, until it is killed."""
+    port = int(os.environ["PORT"])
+    if banner:
+        print(f"{banner} on {port}", flush=True)
+    ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()
+
+
 def serve(handler) -> tuple[ThreadingHTTPServer, str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -10,8 +10,11 @@ import html
 import json
 import os
 import re
+import sys
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from httpkit import AgentHandler, serve_agent  # noqa: E402  (tests/httpkit.py: the shared JSON handler)
 
 
 def as_text(body: str, content_type: str) -> list[str]:
@@ -29,27 +32,9 @@ def answer(path: str) -> str:
     return " ".join([f"Summary: {lines[0] if lines else '(empty)'}"] + orders)
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, *a):
-        pass
-
-    def _send(self, status: int, doc: dict):
-        body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        self._send(200, {"ok": True})
-
+class Handler(AgentHandler):
     def do_POST(self):
-        data = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        self._send(200, {"reply": answer(data.get("input", "/"))})
+        self.reply(200, {"reply": answer(self.json_body().get("input", "/"))})
 
 
-ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+serve_agent(Handler)

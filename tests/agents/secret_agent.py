@@ -16,7 +16,9 @@ import os
 import sys
 import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from httpkit import AgentHandler, serve_agent  # noqa: E402  (tests/httpkit.py: the shared JSON handler)
 
 MODE = os.environ.get("MODE", "echo")
 HEADER_KEY = "hdr-" + "".join(reversed("only-on-the-wire-0123456789"))
@@ -57,34 +59,16 @@ def call_llm(text: str) -> str:
     return doc["choices"][0]["message"].get("content") or ""
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *a):
-        pass
-
-    def _send(self, status, doc):
-        body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        self._send(200, {"ok": True})
-
+class Handler(AgentHandler):
     def do_POST(self):
-        data = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        text = data.get("input", "")
+        text = self.json_body().get("input", "")
         if "HANG" in text:
             print("HANGING", flush=True)
             time.sleep(3600)
         answer = call_llm(text)
         print(f"answering {text!r} with key {HEADER_KEY}", flush=True)
-        self._send(200, {"reply": json.dumps({"env": ENV, "headers": dict(self.headers), "llm": answer,
+        self.reply(200, {"reply": json.dumps({"env": ENV, "headers": dict(self.headers), "llm": answer,
                                               "wire_key": HEADER_KEY})})
 
 
-port = int(os.environ["PORT"])
-ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+serve_agent(Handler)
