@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter
@@ -130,3 +131,15 @@ class ProxyHarness:
     def close(self):
         self._call(self.hook.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+@contextmanager
+def sim_proxy(**kw):
+    """A proxy with sim LLMs in front of its own loopback tool server; both closed after."""
+    tool = ToolServer()
+    harness = ProxyHarness(tool.url, **kw)
+    try:
+        yield harness
+    finally:
+        harness.close()
+        tool.close()

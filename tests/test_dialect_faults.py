@@ -15,7 +15,7 @@ import pytest
 
 from gate.faults import FAULTS
 from gate.faults.base import LLM
-from proxy_harness import AN_TOOLS, GEMINI_TOOLS, OA_TOOLS, ProxyHarness, ToolServer
+from proxy_harness import AN_TOOLS, GEMINI_TOOLS, OA_TOOLS, sim_proxy
 
 LLM_KINDS = sorted(k for k, cls in FAULTS.items() if LLM in cls.applies_to)
 DIALECTS = ["chat", "responses", "messages", "gemini"]
@@ -37,11 +37,8 @@ NOT_APPLICABLE = {
 
 @pytest.fixture(scope="module")
 def proxy():
-    tool = ToolServer()
-    harness = ProxyHarness(tool.url)
-    yield harness
-    harness.close()
-    tool.close()
+    with sim_proxy() as harness:
+        yield harness
 
 
 def _observe(proxy, dialect: str, stream: bool, prompt: str):

@@ -15,7 +15,7 @@ from google.genai import errors, types
 
 from gate.dialects import Conversation, ToolCall, Turn, Usage, sse
 from gate.dialects.gemini import Gemini
-from proxy_harness import GEMINI_TOOLS, ProxyHarness, ToolServer
+from proxy_harness import GEMINI_TOOLS, sim_proxy
 
 MODEL = "gemini-2.5-flash"
 HELLO = "Hello! How can I help you today with your order?"
@@ -25,11 +25,8 @@ G = Gemini()
 
 @pytest.fixture(scope="module")
 def proxy():
-    tool = ToolServer()
-    harness = ProxyHarness(tool.url)
-    yield harness
-    harness.close()
-    tool.close()
+    with sim_proxy() as harness:
+        yield harness
 
 
 @pytest.fixture

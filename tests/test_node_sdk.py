@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from proxy_harness import ProxyHarness, ToolServer
+from proxy_harness import sim_proxy
 from test_dialect_faults import HELLO, LLM_KINDS, NOT_APPLICABLE, PARAMS, REFUND, TEXT_KINDS
 from test_frameworks import node_ready
 
@@ -23,11 +23,8 @@ JUDGE = __file__.rsplit("/", 1)[0] + "/node_sdk/judge.mjs"
 @pytest.fixture(scope="module")
 def proxy():
     node_ready()
-    tool = ToolServer()
-    harness = ProxyHarness(tool.url)
-    yield harness
-    harness.close()
-    tool.close()
+    with sim_proxy() as harness:
+        yield harness
 
 
 def _judge(proxy, mode: str, prompt: str, fault: dict | None = None):

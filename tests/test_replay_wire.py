@@ -16,7 +16,7 @@ import pytest
 
 from gate.replay.recorder import exchange_of
 from gate.replay.session import RecordedExchange, Session
-from proxy_harness import FakeCell, ProxyHarness, ToolServer
+from proxy_harness import FakeCell, sim_proxy
 
 
 @dataclass
@@ -26,11 +26,8 @@ class ReplayCell(FakeCell):
 
 @pytest.fixture(scope="module")
 def proxy():
-    tool = ToolServer()
-    harness = ProxyHarness(tool.url)
-    yield harness
-    harness.close()
-    tool.close()
+    with sim_proxy() as harness:
+        yield harness
 
 
 def outcome(call) -> dict:

@@ -7,7 +7,7 @@ A stream that carries no usage is estimated the way the sim counts, and marked s
 
 import pytest
 
-from proxy_harness import AN_TOOLS, OA_TOOLS, ProxyHarness, ToolServer
+from proxy_harness import AN_TOOLS, OA_TOOLS, sim_proxy
 
 MODEL_OA, MODEL_AN, MODEL_GE = "gpt-4o-mini", "claude-sonnet-4-6", "gemini-2.5-flash"
 ASK = "Please refund order 1234, it arrived broken."
@@ -15,10 +15,8 @@ ASK = "Please refund order 1234, it arrived broken."
 
 @pytest.fixture(scope="module")
 def harness():
-    tool = ToolServer()
-    h = ProxyHarness(tool.url)
-    yield h
-    h.close()
+    with sim_proxy() as h:
+        yield h
 
 
 def metered(harness, call):
