@@ -19,12 +19,9 @@ from gate.runner import run_gate
 
 
 def load_report(path: Path) -> Report:
-    try:
-        return Report.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the report: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path}: not a chaos-gate report: {str(exc).splitlines()[0]}") from None
+    from gate.report import read_report
+
+    return read_report(path)
 
 
 def failing_ids(report: Report, cell: str | None) -> list[str]:

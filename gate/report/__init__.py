@@ -21,6 +21,22 @@ def write_all(report: Report, out_dir: Path, names, redact=lambda s: s) -> dict[
     return paths
 
 
+def read_report(path, flag: str = "") -> Report:
+    """A report.json given on the command line; a file that cannot be read or is not a report is
+    the user's input error (exit 2), never a silent 'no report'. `flag` names where it came from."""
+    from pydantic import ValidationError
+
+    from gate.errors import ConfigError
+
+    where = f"{flag} {path}" if flag else str(path)
+    try:
+        return Report.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read the report: {exc.strerror}") from None
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: not a chaos-gate report ({exc.errors()[0]['msg']})") from None
+
+
 def to_json(report: Report) -> str:
     """report.json. A lone surrogate (from an agent's request path, a config value, ...) cannot be
     written as UTF-8: rather than crash after the verdict was decided, spell it out as \\udxxx."""
@@ -49,4 +65,4 @@ def verdict_json(report: Report) -> str:
     return report.verdict.model_dump_json(indent=2) + "\n"
 
 
-__all__ = ["Report", "to_json", "verdict_json", "write_all"]
+__all__ = ["Report", "read_report", "to_json", "verdict_json", "write_all"]

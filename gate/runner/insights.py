@@ -91,16 +91,9 @@ def regression_warning(config, baseline) -> list[str]:
 
 def read_baseline(path: Path | None) -> Report | None:
     """The base report, or None; an unreadable one is an error, never a silent 'no baseline'."""
-    if path is None:
-        return None
-    from pydantic import ValidationError
+    from gate.report import read_report
 
-    try:
-        return Report.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--baseline {path}: cannot read the report: {exc.strerror}") from None
-    except ValidationError as exc:
-        raise ConfigError(f"--baseline {path}: not a chaos-gate report ({exc.errors()[0]['msg']})") from None
+    return None if path is None else read_report(path, "--baseline")
 
 
 __all__ = ["budget_for", "finish_cell", "parse_firings", "read_baseline", "regression_warning",

@@ -10,25 +10,17 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ValidationError
 
 from gate.config import LoadedConfig
-from gate.errors import ConfigError, HarnessError
+from gate.errors import ConfigError
+from gate.report import read_report
 from gate.report.model import Report
 from gate.runner.coverage import merge_coverage
 from gate.runner.gate_run import assemble
 
 
 def read_reports(paths: list[Path]) -> list[Report]:
-    reports = []
-    for path in paths:
-        try:
-            reports.append(Report.model_validate_json(Path(path).read_text(encoding="utf-8")))
-        except OSError as exc:
-            raise HarnessError(f"{path}: cannot read the report: {exc.strerror}") from None
-        except ValidationError as exc:
-            raise HarnessError(f"{path}: not a chaos-gate report ({exc.errors()[0]['msg']})") from None
-    return reports
+    return [read_report(path) for path in paths]
 
 
 def _check(loaded: LoadedConfig, reports: list[Report], paths: list) -> None:
