@@ -7,12 +7,12 @@ and docs without touching this file.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal, Union
 
 from pydantic import Field
 
 from gate.config.sim import SimConfig, SimRule  # noqa: F401  (re-exported: part of the wire config)
-from gate.contracts.base import Regex, StrictModel
+from gate.contracts.base import StrictModel
 from gate.faults import FAULTS
 
 Fault = Annotated[Union[tuple(FAULTS.values())], Field(discriminator="kind")]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
 
 from gate.dialects import sse
 from gate.faults.base import LLM, FaultBase, register
