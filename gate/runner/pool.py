@@ -134,9 +134,7 @@ def trace_step(entry) -> TraceStep:
     return TraceStep.model_validate(entry, from_attributes=True)
 
 
-# repr=False: asyncio's runner (3.11) formats its SIGINT handler, a partial holding the main
-# task, whose repr includes this result; a 10,000-cell result as text cost ~250 MB at the end.
-@dataclass(repr=False)
+@dataclass
 class PoolResult:
     runs: dict[WorkItem, RunResult]
     latency_ms: dict[WorkItem, float]
