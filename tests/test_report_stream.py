@@ -8,17 +8,36 @@ renderers (issue 16).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from gate.report import markdown, to_json, write_all
 from gate.report.json_stream import compact_cell, compacted, dumps_streamed, write_json
 from gate.report.model import Report
 
-SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sdk_agent" / "chaos-gate-report" / "report.json"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sdk_agent" / "chaos-gate.yaml"
+SAMPLE: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sample_run(tmp_path_factory):
+    """A real report with passing and failing cells: the SDK example with its double-write bug."""
+    from gate.cli import main
+
+    out = tmp_path_factory.mktemp("sample")
+    before = os.environ.get("AGENT_BUGS")
+    os.environ["AGENT_BUGS"] = "double_write"
+    try:
+        assert main(["run", "-c", str(EXAMPLE), "-o", str(out), "--quiet", "--full-report"]) == 1
+    finally:
+        os.environ.pop("AGENT_BUGS") if before is None else os.environ.update(AGENT_BUGS=before)
+    SAMPLE[:] = [out / "report.json"]
 
 
 def _sample() -> Report:
-    return Report.model_validate_json(SAMPLE.read_text(encoding="utf-8"))
+    return Report.model_validate_json(SAMPLE[0].read_text(encoding="utf-8"))
 
 
 def _with_passing_and_failing() -> Report:
