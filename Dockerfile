@@ -32,6 +32,9 @@ WORKDIR /opt/chaos-gate
 COPY profiles ./profiles
 COPY entrypoint.py ./
 COPY gate ./gate
+# PYTHONDONTWRITEBYTECODE keeps the image read-only at run time, so the bytecode is made here: without
+# it every start compiles the whole package (~80 ms before `validate` does anything).
+RUN python3 -m compileall -q gate
 
 # GitHub runs container actions as root with /github/workspace as the working directory.
 USER root

@@ -1,7 +1,5 @@
 """`python -m gate` is the same as the `chaos-gate` command."""
 
-import sys
+from gate.cli import console_entry
 
-from gate.cli import main
-
-sys.exit(main())
+console_entry()

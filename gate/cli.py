@@ -8,6 +8,7 @@ message, never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -320,5 +321,16 @@ def _environment_redactor():
     return Redactor.for_environment(os.environ)
 
 
+def console_entry() -> None:
+    """The process entry point (`chaos-gate`, `python -m gate`); `main` is what tests call in-process."""
+    # Installed pydantic plugins are searched for by reading every distribution's entry points
+    # (40 ms with 170 packages) and would hook the gate's own config validation: neither is wanted.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    code = main()
+    # The process ends here: exempting the live objects from the final collections saves ~30 ms.
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_entry()

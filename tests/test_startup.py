@@ -73,3 +73,63 @@ def test_json_schema_invariant_still_checks_its_schema(tmp_path):
     path.write_text(bad.replace("command: [python3, agent.py]", f"command: [python3, {EXAMPLE.parent / 'agent.py'}]"))
     code, _, _ = _run("validate", "-c", str(path))
     assert code == 2
+
+
+BUILT_PROBE = """
+import json
+from gate.config import load_config
+from gate.contracts import INVARIANTS
+from gate.faults import FAULTS
+loaded = load_config({path!r})
+cfg = loaded.config
+named_faults = {{f.kind for s in cfg.chaos.scenarios + cfg.contract.scenarios for f in s.faults}}
+named_faults |= {{f.kind for f in cfg.chaos.faults}}
+print(json.dumps({{
+    "built_faults": sorted(k for k, c in FAULTS.items() if c.__pydantic_complete__),
+    "built_invariants": sorted(k for k, c in INVARIANTS.items() if c.__pydantic_complete__),
+    "named_invariants": sorted({{i.type for i in cfg.contract.invariants}}),
+    "named_faults": sorted(named_faults),
+}}))
+"""
+
+
+def test_only_the_catalog_members_a_config_names_are_built():
+    """The fault and invariant catalogs are built per member on first use, not all at import."""
+    config = ROOT / "examples" / "sdk_agent" / "chaos-gate.yaml"
+    proc = subprocess.run([sys.executable, "-c", BUILT_PROBE.format(path=str(config))], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=True)
+    seen = json.loads(proc.stdout)
+    assert seen["built_invariants"] == seen["named_invariants"]
+    assert seen["built_faults"] == seen["named_faults"] and 0 < len(seen["named_faults"]) < 29
+
+
+def test_catalog_errors_keep_the_discriminated_union_shape():
+    """Line mapping and 'did you mean' read these locations and types; laziness must not change them."""
+    import pytest
+    from pydantic import ValidationError
+
+    from gate.config.chaos import ChaosConfig
+    from gate.faults import FAULTS
+
+    with pytest.raises(ValidationError) as bad_param:
+        ChaosConfig.model_validate({"faults": [{"kind": "latency", "ms": 5}, {"kind": "latency", "ms": "soon"}]})
+    [err] = bad_param.value.errors()
+    assert err["loc"] == ("faults", 1, "latency", "ms") and err["type"] == "float_parsing"
+
+    with pytest.raises(ValidationError) as unknown:
+        ChaosConfig.model_validate({"faults": [{"kind": "latncy", "ms": 5}]})
+    [err] = unknown.value.errors()
+    assert err["type"] == "union_tag_invalid" and err["loc"] == ("faults", 0)
+    assert err["ctx"]["discriminator"] == "'kind'" and err["input"] == {"kind": "latncy", "ms": 5}
+
+    with pytest.raises(ValidationError) as untagged:
+        ChaosConfig.model_validate({"faults": [{"ms": 5}]})
+    assert untagged.value.errors()[0]["type"] == "union_tag_not_found"
+
+    with pytest.raises(ValidationError) as extra:
+        ChaosConfig.model_validate({"faults": [{"kind": "latency", "ms": 5, "jitter": 1}]})
+    assert extra.value.errors()[0]["loc"] == ("faults", 0, "latency", "jitter")
+
+    built = FAULTS["latency"](ms=7)
+    assert ChaosConfig(faults=[built]).faults[0] is built
+    assert ChaosConfig.model_validate({"faults": [{"kind": "latency", "ms": 7}]}).model_dump()["faults"][0]["ms"] == 7

@@ -1,21 +1,23 @@
 """Config models for the wire: LLM and tool upstreams, the sim, faults, scenarios, profiles.
 
-Faults form a discriminated union over the fault catalog (gate/faults), exactly as
-invariants do over theirs, so a new fault kind appears in validation, JSON Schema
+Faults form a tagged union over the fault catalog (gate/faults), exactly as
+invariants do over theirs (built lazily: gate/config/catalog_union.py), so a new fault kind appears in validation, JSON Schema
 and docs without touching this file.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from gate.config.catalog_union import CatalogUnion
 from gate.config.sim import SimConfig, SimRule  # noqa: F401  (re-exported: part of the wire config)
 from gate.contracts.base import StrictModel
 from gate.faults import FAULTS
+from gate.faults.base import FaultBase
 
-Fault = Annotated[Union[tuple(FAULTS.values())], Field(discriminator="kind")]
+Fault = Annotated[FaultBase, CatalogUnion(FAULTS, "kind")]
 
 DEFAULT_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
 

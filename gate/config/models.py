@@ -7,21 +7,22 @@ suggestion rather than a silently ignored setting.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from gate.config.catalog_union import CatalogUnion
 from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, ToolUpstream
 from gate.config.pricing import Price, ShrinkConfig
 from gate.contracts import INVARIANTS
-from gate.contracts.base import Regex, StrictModel
+from gate.contracts.base import InvariantBase, Regex, StrictModel
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
 from gate.worlds.model import World
 
 Stage = Literal["mutation", "chaos", "contract", "replay"]
 STAGES: tuple[str, ...] = ("mutation", "chaos", "contract", "replay")
 
-Invariant = Annotated[Union[tuple(INVARIANTS.values())], Field(discriminator="type")]
+Invariant = Annotated[InvariantBase, CatalogUnion(INVARIANTS, "type")]
 
 
 class ReadySpec(StrictModel):

@@ -12,13 +12,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gate.config.catalog_union import CatalogUnion
+
 DISCRIMINATORS = ("type", "kind")
 
 
 def _unwrap(annotation: Any) -> list[Any]:
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
+        catalogs = [m for m in typing.get_args(annotation)[1:] if isinstance(m, CatalogUnion)]
+        return catalogs[0].members() if catalogs else _unwrap(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType):
         return [t for arg in typing.get_args(annotation) for t in _unwrap(arg)]
     return [annotation]

@@ -100,6 +100,9 @@ class Verdict:
 class InvariantBase(StrictModel):
     """Fields every invariant has; subclasses add `type` and their parameters."""
 
+    # built on first use: most configs name few of the catalog's types (gate/config/catalog_union.py)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
     id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$", description="Stable id, shown in reports.")
     severity: Severity = "medium"
     when: When | None = Field(default=None, description="Apply only to matching cells.")
@@ -111,6 +114,9 @@ class InvariantBase(StrictModel):
     description: str | None = None
 
     kind: ClassVar[str] = "outcome"  # output | outcome | trace | state
+    # `async probe(client) -> dict` on invariants that look at the world after a run (`state`); a plain
+    # None elsewhere, because asking a pydantic model for a missing attribute costs an exception per cell
+    probe: ClassVar[Any] = None
 
     def applies_to(self, facts: dict[str, str | None]) -> bool:
         return self.when is None or self.when.matches(facts)

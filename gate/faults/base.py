@@ -11,7 +11,7 @@ import fnmatch
 import re
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from gate.contracts.base import Regex, StrictModel
 
@@ -19,6 +19,9 @@ LLM, TOOL = "llm", "tool"
 
 
 class FaultBase(StrictModel):
+    # built on first use: most configs name few of the catalog's kinds (gate/config/catalog_union.py)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
     # where
     target: str = Field(default="*", description="llm, tools, an upstream name, or * (every upstream the kind fits).")
     method: str | None = Field(default=None, description="HTTP method to match.")
