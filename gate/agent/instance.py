@@ -13,10 +13,7 @@ import os
 import time
 from pathlib import Path
 
-import httpx
-
 from gate.agent.environment import agent_environment
-from gate.agent.http import async_client
 from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
 from gate.agent.process import AgentProcess, argv_of, free_port
 from gate.agent.templates import render
@@ -34,7 +31,8 @@ class AgentInstance:
         self.port: int | None = None
         self.host = "127.0.0.1"
         self.process: AgentProcess | None = None
-        self.client: httpx.AsyncClient | None = None
+        self.wire = WireClient()  # invocations and resets
+        self._http = None  # an httpx.AsyncClient, made for the first state probe
         self.startup_seconds = 0.0
         self.restarts = 0
 
@@ -56,9 +54,15 @@ class AgentInstance:
         return agent_environment(os.environ, inherit=start.inherit_env if start else (), gate_set=gate_set,
                                  configured=render(start.env, self._ctx()) if start else {}, base=base)
 
+    def http_client(self):
+        """httpx for `state` probes (only they need a general client; invocations use `self.wire`)."""
+        if self._http is None:
+            from gate.agent.http import async_client
+
+            self._http = async_client()
+        return self._http
+
     async def start(self) -> None:
-        self.client = async_client()
-        self.wire = WireClient()
         if self.spec.start is not None:
             await self._spawn()
 
@@ -147,6 +151,6 @@ class AgentInstance:
         if self.process is not None:
             # SIGTERM and the wait run in a thread so the workers' agents stop in parallel
             await asyncio.to_thread(self.process.stop)
-        if self.client is not None:
-            await self.client.aclose()
-            await self.wire.aclose()
+        if self._http is not None:
+            await self._http.aclose()
+        await self.wire.aclose()

@@ -15,11 +15,9 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
-
 from gate.agent import reaper
-from gate.agent.http import async_client
 from gate.errors import HarnessError
+from gate.transport import WireClient, WireError
 
 LOG_TAIL_BYTES = 4000
 SHOWN_TAIL = 900
@@ -55,6 +53,19 @@ def tail(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
     except OSError:
         return ""
     return ("…" if size > limit else "") + text
+
+
+async def answers(client: WireClient, url: str) -> bool:
+    """Does `url` answer a GET with a status below 500 within a second? The body is not read:
+    a ready endpoint may stream forever. The gate's own lean client, not httpx: polling every
+    50 ms while each worker's agent starts is on the path of every run."""
+    try:
+        async with asyncio.timeout(1.0):
+            status, _, _, close = await client.request("GET", url, [], b"")
+            await close()
+    except (WireError, TimeoutError, ValueError):
+        return False
+    return status < 500
 
 
 class AgentProcess:
@@ -95,7 +106,8 @@ class AgentProcess:
         """Seconds until ready; HarnessError with the log tail if it dies or the deadline passes."""
         started = time.monotonic()
         pattern = re.compile(log_pattern) if log_pattern else None
-        async with async_client(timeout=1.0) as client:
+        client = WireClient(connect_timeout=1.0)
+        try:
             while True:
                 if not self.alive:
                     raise AgentStartError(f"agent exited during start-up with code {self.exit_code} "
@@ -108,17 +120,13 @@ class AgentProcess:
                         f"{url or ''}{' and ' if url and pattern else ''}{log_pattern or ''}; "
                         f"log: {self.log_path})", self.log_tail())
                 await asyncio.sleep(0.05)
+        finally:
+            await client.aclose()
 
-    async def _is_ready(self, client: httpx.AsyncClient, url: str | None, pattern) -> bool:
+    async def _is_ready(self, client: WireClient, url: str | None, pattern) -> bool:
         if pattern is not None and not pattern.search(tail(self.log_path, 64_000)):
             return False
-        if url is not None:
-            try:
-                resp = await client.get(url)
-            except httpx.HTTPError:
-                return False
-            return resp.status_code < 500
-        return True
+        return url is None or await answers(client, url)
 
     def stop(self) -> None:
         if self.proc is not None:

@@ -28,6 +28,7 @@ from gate.runner.evaluate import fold_cell, reproduce_command
 from gate.runner import insights, soundness
 from gate.runner.coverage import fault_coverage
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
+from gate.runner.loop import frozen_heap
 from gate.report.failure import mark_error
 from gate.runner.pool import PoolResult, make_workers, run_pool
 from gate.scoring import decide, overall_score, score_stages
@@ -74,7 +75,7 @@ def run_gate(loaded: LoadedConfig, *, output_dir: Path | None = None, **options)
     from gate.services import running_services
 
     out_dir = Path(output_dir or loaded.base_dir / loaded.config.output.dir)
-    with running_services(loaded, out_dir / "logs") as resolved:
+    with frozen_heap(), running_services(loaded, out_dir / "logs") as resolved:
         return _run_gate(resolved, output_dir=output_dir, **options)
 
 

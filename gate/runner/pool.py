@@ -124,9 +124,8 @@ class Worker:
 
     async def _probe_state(self, invariants: list[InvariantBase], obs: Observation) -> None:
         for inv in invariants:
-            probe = getattr(inv, "probe", None)
-            if probe is not None:
-                obs.state[inv.id] = await probe(self.instance.client)
+            if inv.probe is not None:
+                obs.state[inv.id] = await inv.probe(self.instance.http_client())
 
 
 def trace_step(entry) -> TraceStep:
