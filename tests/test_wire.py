@@ -119,3 +119,72 @@ def test_a_pooled_connection_that_dies_unanswered_is_retried_on_a_new_one():
     answers, accepted = asyncio.run(main())
     assert answers == [(200, b"ok")] * 3
     assert accepted == 3  # 1st on A, 2nd dropped by A and answered on B, 3rd dropped by B and answered on C
+
+
+class SlowBodyServer(Server):
+    """Sends the headers, then the body a moment later: the answer is not all there with its headers."""
+
+    async def handle(self, reader, writer):
+        self.accepted += 1
+        await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(2)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(b"ok")
+        await writer.drain()
+        writer.close()
+
+
+def test_a_body_that_came_with_its_headers_is_taken_whole_and_the_connection_kept():
+    async def main():
+        async with Server() as server:
+            client = WireClient()
+            wholes = []
+            for _ in range(2):
+                _, _, body, close = await client.request("POST", server.url, [], b"{}")
+                await asyncio.sleep(0.02)  # let the body land (it was written with the headers)
+                wholes.append(body.arrived_whole())
+                assert [c async for c in body] == []  # nothing is handed out twice
+                await close()
+            await client.aclose()
+            return wholes, server.accepted
+
+    wholes, accepted = asyncio.run(main())
+    assert wholes == [b"ok", b"ok"] and accepted == 1
+
+
+def test_a_body_still_arriving_is_not_whole_and_streams():
+    async def main():
+        async with SlowBodyServer() as server:
+            client = WireClient()
+            _, _, body, close = await client.request("POST", server.url, [], b"{}")
+            whole = body.arrived_whole()
+            chunks = [c async for c in body]
+            await close()
+            await client.aclose()
+            return whole, chunks
+
+    whole, chunks = asyncio.run(main())
+    assert whole is None and b"".join(chunks) == b"ok"
+
+
+def test_the_proxy_relays_a_whole_answer_with_its_length_and_a_stream_chunked():
+    """The sim's JSON answer (all there at once, like a real upstream's small answer) reaches the
+    agent in one piece with content-length; its streamed completion stays chunked, event by event."""
+    import httpx
+
+    from proxy_harness import sim_proxy
+
+    ask = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
+    with sim_proxy() as proxy:
+        proxy.begin()
+        with httpx.Client(trust_env=False) as client:
+            whole = client.post(proxy.env["OPENAI_BASE_URL"] + "/chat/completions", json=ask)
+            streamed = client.post(proxy.env["OPENAI_BASE_URL"] + "/chat/completions", json={**ask, "stream": True})
+        trace = proxy.end()
+    assert whole.status_code == 200 and whole.json()["choices"][0]["message"]["content"].startswith("Hello!")
+    assert whole.headers["content-length"] == str(len(whole.content))
+    assert "transfer-encoding" not in whole.headers
+    assert streamed.headers.get("transfer-encoding") == "chunked" and b"data: [DONE]" in streamed.content
+    assert [e.bytes_out for e in trace] == [len(whole.content), len(streamed.content)]

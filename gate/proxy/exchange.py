@@ -42,6 +42,23 @@ class RequestInfo:
     operation: str | None = None  # generate | count_tokens | models | embeddings
 
 
+class WholeBody:
+    """A body that is all here already (an in-process upstream's JSON answer): iterated like a
+    stream, or handed over at once by `arrived_whole`, like a real upstream's small answer."""
+
+    def __init__(self, data: bytes):
+        self.data: bytes | None = data
+
+    def arrived_whole(self) -> bytes | None:
+        data, self.data = self.data, None
+        return data
+
+    async def __aiter__(self):
+        if self.data is not None:
+            data, self.data = self.data, None
+            yield data
+
+
 class UpstreamResponse:
     """Status, headers and a body iterator, from a real upstream or the sim."""
 
@@ -70,6 +87,19 @@ class UpstreamResponse:
                 self.tap(chunk, self.is_sse)
             yield chunk
         self.exhausted = True
+
+    def arrived_whole(self) -> bytes | None:
+        """The whole body if the upstream's answer is already here (digested and metered as if
+        streamed), else None: only a real upstream's small answers are, never a stream."""
+        whole = getattr(self._chunks, "arrived_whole", None)
+        body = whole() if whole is not None and self._body is None else None
+        if body is not None:
+            self.seen.update(body)
+            if self.tap is not None:
+                self.tap(body, self.is_sse)
+            self.exhausted = True
+            self._body = body
+        return body
 
     async def chunks(self) -> AsyncIterator[bytes]:
         if self._body is not None:
@@ -185,7 +215,17 @@ class Exchange:
         await self.respond(status, json.dumps(doc).encode(), headers)
 
     async def pipe(self, resp: UpstreamResponse) -> None:
-        """Relay an upstream response as it arrives, without buffering it whole."""
+        """Relay an upstream response as it arrives, without buffering it whole; an answer that
+        is already here whole (and not an event stream) goes out with its length: no chunked
+        framing, one write fewer."""
+        plain = resp.status not in (204, 304) and self.info.method != "HEAD" and not resp.is_sse
+        whole = resp.arrived_whole() if plain else None
+        if whole is not None:
+            await resp.aclose()
+            await self.start(resp.status, resp.headers, length=len(whole))
+            await self.write(whole)
+            await self.finish()
+            return
         await self.start(resp.status, resp.headers)
         try:
             async for chunk in resp.chunks():

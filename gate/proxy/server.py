@@ -30,7 +30,8 @@ class ProxyServer:
 
     async def start(self) -> None:
         config = uvicorn.Config(self.app, lifespan="off", log_level="warning", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30, ws="none", http="auto")
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30, ws="none", http="auto",
+                                proxy_headers=False)  # the agent is the only client: no X-Forwarded-* to honour
         config.load()
         logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
         self.server = uvicorn.Server(config)

@@ -17,7 +17,7 @@ from typing import Any
 from gate import dialects
 from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, Turn, stable_id
-from gate.proxy.exchange import RequestInfo, UpstreamResponse
+from gate.proxy.exchange import RequestInfo, UpstreamResponse, WholeBody
 from gate.sim.script import Script
 
 UNSUPPORTED = "sim: unsupported path"
@@ -27,7 +27,8 @@ def _response(status: int, content_type: str, parts: list[bytes], note: str = ""
     async def chunks():
         for part in parts:
             yield part
-    resp = UpstreamResponse(status, [("content-type", content_type)], chunks())
+    body = WholeBody(parts[0]) if len(parts) == 1 and "event-stream" not in content_type else chunks()
+    resp = UpstreamResponse(status, [("content-type", content_type)], body)
     resp.note = note
     return resp
 

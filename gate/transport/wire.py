@@ -72,6 +72,41 @@ class Connection:
         self.writer.close()
 
 
+class WireBody:
+    """A response body, iterated as its bytes arrive (each `async for` continues where the last stopped)."""
+
+    def __init__(self, conn: Connection, response: _Response, parser, head_only: bool):
+        self.conn, self.response, self.parser, self.head_only = conn, response, parser, head_only
+        self.broken = False
+
+    def arrived_whole(self) -> bytes | None:
+        """The whole body if it came in with the headers (the usual small JSON answer), else None.
+        A relay can then answer with a length in one write instead of chunk by chunk."""
+        if self.head_only or not self.response.complete:
+            return None
+        return self.response.take()
+
+    def __aiter__(self):
+        return self._chunks()
+
+    async def _chunks(self):
+        response, conn = self.response, self.conn
+        while True:
+            if response.pending:
+                yield response.take()
+            if response.complete or self.head_only:
+                return
+            try:
+                data = await conn.reader.read(READ_SIZE)
+                if data:
+                    self.parser.feed_data(data)
+            except (OSError, httptools.HttpParserError):
+                data = b""
+            if not data:  # closed (or broken) before the message was complete
+                self.broken = True
+                return
+
+
 class WireClient:
     """Keep-alive pool of HTTP/1.1 connections, keyed by (scheme, host, port)."""
 
@@ -145,32 +180,16 @@ class WireClient:
         return response, parser
 
     def _body(self, conn: Connection, key: tuple, response: _Response, parser, head_only: bool):
-        """(body iterator, close callback); close pools the connection when the exchange ended cleanly."""
-        state = {"broken": False}
-
-        async def body_chunks():
-            while True:
-                if response.pending:
-                    yield response.take()
-                if response.complete or head_only:
-                    return
-                try:
-                    data = await conn.reader.read(READ_SIZE)
-                    if data:
-                        parser.feed_data(data)
-                except (OSError, httptools.HttpParserError):
-                    data = b""
-                if not data:  # closed (or broken) before the message was complete
-                    state["broken"] = True
-                    return
+        """(body, close callback); close pools the connection when the exchange ended cleanly."""
+        body = WireBody(conn, response, parser, head_only)
 
         async def close():
-            if response.complete and response.keep_alive and not state["broken"] and not head_only:
+            if response.complete and response.keep_alive and not body.broken and not head_only:
                 self.idle[key].append(conn)
             else:
                 conn.close()
 
-        return body_chunks(), close
+        return body, close
 
     async def aclose(self) -> None:
         for pool in self.idle.values():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qsl, urlsplit
 
-from gate.proxy.exchange import UpstreamResponse
+from gate.proxy.exchange import UpstreamResponse, WholeBody
 from gate.worlds.model import World
 from gate.worlds.state import OperationError, WorldState
 
@@ -46,10 +46,7 @@ def input_schema(world: World, op) -> dict:
 
 def _static(status: int, doc, ctype: str = "application/json", headers=()) -> UpstreamResponse:
     body = b"" if doc is None else json.dumps(doc).encode()
-
-    async def chunks():
-        yield body
-    return UpstreamResponse(status, [("content-type", ctype), *headers], chunks())
+    return UpstreamResponse(status, [("content-type", ctype), *headers], WholeBody(body))
 
 
 class WorldUpstream:
