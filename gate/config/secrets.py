@@ -51,6 +51,7 @@ def _xml_escaped(value: str) -> str:
 class Redactor:
     def __init__(self):
         self._values: dict[str, str] = {}  # value -> name shown in its place
+        self._added: set[str] = set()  # values given to add(): an agent sends its key on every call
         self._text_re: re.Pattern | None = None
         self._bytes_re: re.Pattern | None = None
 
@@ -61,8 +62,9 @@ class Redactor:
         return redactor
 
     def add(self, value: str, name: str = "secret", minimum: int = MIN_DECLARED) -> None:
-        if not value or len(value) < minimum:
+        if not value or len(value) < minimum or value in self._added:
             return
+        self._added.add(value)
         for form in _forms(value):
             if form not in self._values:
                 self._values[form] = name

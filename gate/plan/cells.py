@@ -46,6 +46,11 @@ class Cell:
     # a re-run made by the gate itself (shrinking): never recorded over the run it re-examines
     rerun: bool = field(default=False, compare=False, hash=False, repr=False)
 
+    def __hash__(self) -> int:
+        # Ids are unique within a plan and equal cells have equal ids; hashing the id alone keeps
+        # the runner's per-run dicts (keyed by cell and run) from re-hashing every field each time.
+        return hash(self.id)
+
     def facts(self) -> dict[str, str | None]:
         """What `when` conditions match against."""
         return {"stage": self.stage, "input": self.input_id, "mutation": self.mutation, "scenario": self.scenario}

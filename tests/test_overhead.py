@@ -1,0 +1,110 @@
+"""Behaviour behind the overhead work of issue 16 (speed itself is measured in bench/).
+
+Each shortcut taken for speed has a way to be wrong: a frozen heap left frozen leaks in a
+long-lived process, a readiness probe that reads the body hangs on a streaming endpoint, a
+redactor that skips a known value must still redact it, a cell hashed by id must still be
+equal only to an equal cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import planted_agent_block, write_config
+from gate.agent.process import answers
+from gate.config import load_config
+from gate.config.secrets import Redactor
+from gate.plan.cells import Cell
+from gate.runner import run_gate
+from gate.runner.loop import frozen_heap
+from gate.transport import WireClient
+
+
+def test_the_heap_is_unfrozen_after_a_run_and_after_a_failure(tmp_path):
+    config = write_config(tmp_path, planted_agent_block("sound") + """
+inputs: [{id: a, text: "hello there"}]
+contract:
+  invariants: [{id: done, type: completes}]
+""")
+    assert gc.get_freeze_count() == 0
+    report = run_gate(load_config(config), output_dir=tmp_path / "out")
+    assert report.verdict.verdict == "pass" and gc.get_freeze_count() == 0
+
+    with pytest.raises(RuntimeError), frozen_heap():
+        assert gc.get_freeze_count() > 0
+        raise RuntimeError("the run failed")
+    assert gc.get_freeze_count() == 0
+
+
+class _Streaming(BaseHTTPRequestHandler):
+    """/stream answers 200 and then never ends its body; /broken answers 503."""
+
+    def do_GET(self):
+        if self.path == "/broken":
+            self.send_response(503)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"data: tick\n\n")
+        self.wfile.flush()
+        self.server.release.wait(10)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_readiness_is_the_status_alone_even_for_a_body_that_never_ends():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Streaming)
+    server.release = threading.Event()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/health"
+
+    async def main():
+        client = WireClient(connect_timeout=1.0)
+        try:
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            streaming = await answers(client, base + "/stream")
+            took = loop.time() - began
+            return streaming, took, await answers(client, base + "/broken"), await answers(client, closed)
+        finally:
+            await client.aclose()
+
+    try:
+        streaming, took, broken, refused = asyncio.run(main())
+    finally:
+        server.release.set()
+        server.shutdown()
+    assert streaming is True and took < 0.9  # not the 1 s per-attempt timeout: the body was never awaited
+    assert broken is False and refused is False
+
+
+def test_a_value_added_again_is_still_redacted_in_every_form():
+    redactor = Redactor()
+    for _ in range(3):  # an agent sends its key on every call
+        redactor.note_header("Authorization", 'Bearer sk-live-"quoted"&<key>-0123456789')
+    text = 'raw sk-live-"quoted"&<key>-0123456789 json sk-live-\\"quoted\\"&<key>-0123456789 ' \
+           'xml sk-live-&quot;quoted&quot;&amp;&lt;key&gt;-0123456789'
+    redacted = redactor.redact(text)
+    assert "0123456789" not in redacted and redacted.count("AUTHORIZATION") == 3
+
+
+def test_cells_hash_by_id_and_compare_by_every_field():
+    a = Cell("contract/a/baseline", 0, "contract", "a", "hi", "hi", 7)
+    same = Cell("contract/a/baseline", 0, "contract", "a", "hi", "hi", 7)
+    other_seed = Cell("contract/a/baseline", 0, "contract", "a", "hi", "hi", 8)
+    assert hash(a) == hash(same) == hash(other_seed)
+    assert a == same and a != other_seed
+    assert {a: 1, other_seed: 2} == {same: 1, other_seed: 2}
