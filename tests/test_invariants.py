@@ -125,7 +125,9 @@ def test_status_is_not_judged_without_an_answer():
 def test_pii_kinds_and_allow_list():
     inv = build("excludes_pii", {"allow": ["help@example.com"]})
     assert inv.evaluate(ok("write to help@example.com")).passed
-    for leak in ["mail bob@corp.io", "ssn 123-45-6789", "call (555) 123-4567", "key sk-abcdefghijklmnopqrstu"]:
+    for leak in ["mail bob@corp.io", "ssn 123-45-6789", "call (555) 123-4567", "key sk-abcdefghijklmnopqrstu",
+                 "iban DE89 3704 0044 0532 0130 00", "aws AKIAABCDEFGHIJKLMNOP", "token ghp_" + "a1" * 18,
+                 "card 4111-1111-1111-1111", "pk-live_ABCDEFGHIJKLMNOPQR"]:
         assert not inv.evaluate(ok(leak)).passed, leak
     assert inv.evaluate(ok("order 1234 5678 9012 3456 7")).passed  # not a Luhn-valid card
 

@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator
 
@@ -216,6 +216,17 @@ PII_PATTERNS: dict[str, str] = {
 
 
 PII_COMPILED = {kind: re.compile(pattern) for kind, pattern in PII_PATTERNS.items()}
+_DIGIT = re.compile(r"\d")
+# What a text must hold before a kind's pattern can match it (its digit count, its marks): a
+# scan costs more than these tests, and most outputs hold no address, no number, no key.
+PII_NEEDS: dict[str, Callable[[str, int], bool]] = {
+    "email": lambda text, digits: "@" in text,
+    "phone": lambda text, digits: digits >= 10,
+    "credit_card": lambda text, digits: digits >= 13,
+    "ssn": lambda text, digits: digits >= 9 and "-" in text,
+    "iban": lambda text, digits: digits >= 2,
+    "api_key": lambda text, digits: "sk-" in text or "pk-" in text or "rk-" in text or "AKIA" in text or "gh" in text,
+}
 
 
 @register
@@ -227,7 +238,10 @@ class ExcludesPii(OutputInvariant):
     allow: list[str] = Field(default_factory=list, description="Exact strings that are not leaks.")
 
     def check_text(self, text, obs):
+        digits = len(_DIGIT.findall(text))
         for kind in self.kinds:
+            if not PII_NEEDS[kind](text, digits):
+                continue
             for match in PII_COMPILED[kind].finditer(text):
                 found = match.group(0)
                 if found in self.allow:

@@ -21,15 +21,25 @@ def check_run(invariants: list[InvariantBase], obs: Observation) -> list[CheckRe
     return out
 
 
-def _fold_invariant(inv: InvariantBase, runs: list[RunResult]) -> InvariantOutcome:
+def _checks_by_invariant(runs: list[RunResult]) -> dict[str, list[CheckResult]]:
+    """The checks of the runs that finished, grouped by invariant (one pass over the runs)."""
+    grouped: dict[str, list[CheckResult]] = {}
+    for run in runs:
+        if run.error is None:
+            for check in run.checks:
+                grouped.setdefault(check.invariant, []).append(check)
+    return grouped
+
+
+def _fold_invariant(inv: InvariantBase, checks: list[CheckResult]) -> InvariantOutcome:
     """Pass rate over the runs that gave this invariant something to judge."""
-    checks = [c for r in runs if r.error is None for c in r.checks if c.invariant == inv.id]
     results = [c for c in checks if c.judged]
-    passed = sum(c.passed for c in results)
+    passed = sum(1 for c in results if c.passed)
     rate = passed / len(results) if results else 1.0
     failing = next((c.message for c in results if not c.passed), None)
     fallback = results[0].message if results else (checks[0].message if checks else "not checked")
-    return InvariantOutcome(
+    # every field computed here with its exact type: built without re-validation (one per invariant per cell)
+    return InvariantOutcome.model_construct(
         id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
         pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
         message=failing or fallback, not_judged_runs=len(checks) - len(results))
@@ -58,7 +68,8 @@ def format_firings(firings) -> str:
 def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult], reproduce: str,
               redact) -> CellResult:
     errors = [r.error for r in runs if r.error is not None]
-    outcomes = [_fold_invariant(inv, runs) for inv in invariants]
+    grouped = _checks_by_invariant(runs)
+    outcomes = [_fold_invariant(inv, grouped.get(inv.id, [])) for inv in invariants]
     good = [r for r in runs if r.error is None]
     clean = [all(c.passed for c in r.checks) for r in good]
     flaky = len(set(clean)) > 1 or any(0 < o.pass_rate < 1 for o in outcomes)
@@ -81,5 +92,7 @@ def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult]
 
 def _redacted(run: RunResult, redact) -> RunResult:
     output = None if run.output is None else redact(run.output[:OUTPUT_EXCERPT])
-    return run.model_copy(update={"output": output, "detail": redact(run.detail),
-                                  "error": None if run.error is None else redact(run.error)})
+    detail, error = redact(run.detail), None if run.error is None else redact(run.error)
+    if output is run.output and detail is run.detail and error is run.error:
+        return run  # nothing to cut or hide (the usual case): no copy
+    return run.model_copy(update={"output": output, "detail": detail, "error": error})
