@@ -108,3 +108,29 @@ def test_cells_hash_by_id_and_compare_by_every_field():
     assert hash(a) == hash(same) == hash(other_seed)
     assert a == same and a != other_seed
     assert {a: 1, other_seed: 2} == {same: 1, other_seed: 2}
+
+
+def test_free_spots_are_found_once_but_handed_out_as_copies():
+    from gate.mutation.text import GuardedText, Preserve
+
+    guarded = GuardedText("order 1234 arrived broken", Preserve())
+    letters = guarded.free_positions(str.isalpha)
+    letters.reverse()  # a mutator shuffling what it got must not change what the next one gets
+    assert guarded.free_positions(str.isalpha) == sorted(letters)
+    words = guarded.free_words()
+    words.clear()
+    assert [guarded.text[a:b] for a, b in guarded.free_words()] == ["order", "arrived", "broken"]
+
+    def only(char):  # predicates that capture a variable are never taken from the cache
+        return guarded.free_positions(lambda ch: ch == char)
+    assert only("r") != only("o") and [guarded.text[i] for i in only("o")] == ["o", "o"]
+
+
+def test_each_reproduce_command_carries_its_own_config_and_digest():
+    from gate.runner.evaluate import reproduce_command
+
+    cell = Cell("chaos/a/timeout", 3, "chaos", "a", "hi", "hi", 7)
+    first = reproduce_command("one.yaml", cell, env={"MODE": "a b"}, digest="d1")
+    second = reproduce_command("other dir/two.yaml", cell, seed=9, digest="d2")
+    assert first == "MODE='a b' chaos-gate run -c one.yaml --only chaos/a/timeout --expect-digest d1"
+    assert second == "chaos-gate run -c 'other dir/two.yaml' --only chaos/a/timeout --seed 9 --expect-digest d2"

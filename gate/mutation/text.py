@@ -45,11 +45,12 @@ class GuardedText:
     def __init__(self, text: str, preserve: Preserve):
         self.text = text
         self.mask = protected_mask(text, preserve)
+        self._found: dict = {}  # one input gets hundreds of mutations: its free spots are found once
 
     @classmethod
     def from_parts(cls, text: str, mask: list[bool]) -> "GuardedText":
         self = cls.__new__(cls)
-        self.text, self.mask = text, mask
+        self.text, self.mask, self._found = text, mask, {}
         return self
 
     @property
@@ -57,15 +58,22 @@ class GuardedText:
         return any(self.mask)
 
     def free_positions(self, predicate=lambda ch: True) -> list[int]:
-        return [i for i, ch in enumerate(self.text) if not self.mask[i] and predicate(ch)]
+        # a lambda without captured variables is the same test each call: its code is the key
+        key = predicate if getattr(predicate, "__closure__", None) is None else None
+        key = getattr(key, "__code__", key)
+        if key is None or ("positions", key) not in self._found:
+            found = [i for i, ch in enumerate(self.text) if not self.mask[i] and predicate(ch)]
+            if key is None:
+                return found
+            self._found["positions", key] = found
+        return list(self._found["positions", key])  # a copy: mutators may shuffle what they get
 
     def free_words(self) -> list[tuple[int, int]]:
         """(start, end) of words that touch no protected character."""
-        return [
-            (m.start(), m.end())
-            for m in WORD.finditer(self.text)
-            if not any(self.mask[m.start():m.end()])
-        ]
+        if "words" not in self._found:
+            self._found["words"] = [(m.start(), m.end()) for m in WORD.finditer(self.text)
+                                    if not any(self.mask[m.start():m.end()])]
+        return list(self._found["words"])
 
     def map_free_chars(self, fn) -> str:
         return "".join(ch if self.mask[i] else fn(ch) for i, ch in enumerate(self.text))

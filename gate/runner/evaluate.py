@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shlex
 
 from gate.contracts import InvariantBase, Observation
@@ -38,8 +39,7 @@ def _fold_invariant(inv: InvariantBase, checks: list[CheckResult]) -> InvariantO
     rate = passed / len(results) if results else 1.0
     failing = next((c.message for c in results if not c.passed), None)
     fallback = results[0].message if results else (checks[0].message if checks else "not checked")
-    # every field computed here with its exact type: built without re-validation (one per invariant per cell)
-    return InvariantOutcome.model_construct(
+    return InvariantOutcome(
         id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
         pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
         message=failing or fallback, not_judged_runs=len(checks) - len(results))
@@ -49,15 +49,21 @@ def reproduce_command(config_path: str, cell: Cell, seed: int | None = None, env
                       digest: str | None = None) -> str:
     """The command that reruns exactly this cell: the environment the config expanded (non-secret
     values only), and the config's digest so a changed config is warned about, not silently run."""
-    parts = ["chaos-gate", "run", "-c", config_path, "--only", cell.id]
+    head, tail = _reproduce_frame(config_path, tuple(sorted((env or {}).items())), digest)
+    parts = ["--only", cell.id]
     if getattr(cell, "firings", None) is not None:  # exactly these fault firings (a shrunk set)
         parts += ["--faults", format_firings(cell.firings)]
     if seed is not None:
         parts += ["--seed", str(seed)]
-    if digest:
-        parts += ["--expect-digest", digest]
-    prefix = " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted((env or {}).items()))
-    return (prefix + " " if prefix else "") + shlex.join(parts)
+    return head + shlex.join(parts) + tail
+
+
+@functools.lru_cache(maxsize=8)
+def _reproduce_frame(config_path: str, env: tuple[tuple[str, str], ...], digest: str | None) -> tuple[str, str]:
+    """What every cell's command shares, quoted once per run instead of once per cell."""
+    prefix = " ".join(f"{name}={shlex.quote(value)}" for name, value in env)
+    head = (prefix + " " if prefix else "") + shlex.join(["chaos-gate", "run", "-c", config_path]) + " "
+    return head, (" " + shlex.join(["--expect-digest", digest])) if digest else ""
 
 
 def format_firings(firings) -> str:

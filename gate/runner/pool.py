@@ -34,7 +34,7 @@ class RunHook(Protocol):
     async def stop(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity: each (cell, run) is made once and keys several dicts
 class WorkItem:
     cell: Cell
     run: int
