@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gate.agent import reaper
-from gate.agent.process import AgentStartError
+from gate.agent.process import AgentStartError, answers
 from gate.errors import HarnessError
+from gate.transport import WireClient
 
 LABEL = "org.agent-chaos-gate.agent"
 _build_lock = asyncio.Lock()
@@ -131,11 +132,10 @@ class ContainerAgent:
         return text
 
     async def wait_ready(self, url: str | None, log_pattern: str | None, timeout: float) -> float:
-        import httpx
-
         started = time.monotonic()
         pattern = re.compile(log_pattern) if log_pattern else None
-        async with httpx.AsyncClient(timeout=1.0, trust_env=False) as client:
+        client = WireClient(connect_timeout=1.0)
+        try:
             while True:
                 if not await self.is_alive():
                     raise AgentStartError(f"agent container exited during start-up with code {self.exit_code}",
@@ -144,15 +144,14 @@ class ContainerAgent:
                 if pattern is not None:
                     ok = bool(pattern.search(await asyncio.to_thread(self.log_tail)))
                 if ok and url is not None:
-                    try:
-                        ok = (await client.get(url)).status_code < 500
-                    except httpx.HTTPError:
-                        ok = False
+                    ok = await answers(client, url)
                 if ok:
                     return time.monotonic() - started
                 if time.monotonic() - started > timeout:
                     raise AgentStartError(f"agent container not ready after {timeout:g}s", self.log_tail())
                 await asyncio.sleep(0.1)
+        finally:
+            await client.aclose()
 
     def _remove(self) -> None:
         try:

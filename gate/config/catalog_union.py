@@ -12,7 +12,7 @@ full union, built only when asked for.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Union, get_args
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
@@ -72,10 +72,4 @@ def _under_tag(exc: ValidationError, tag: str) -> ValidationError:
     return ValidationError.from_exception_data(exc.title, details)
 
 
-def _known_error_types() -> frozenset[str]:
-    from pydantic_core import core_schema as cs
-
-    return frozenset(getattr(cs, "ErrorType").__args__)
-
-
-_KNOWN_TYPES = _known_error_types()
+_KNOWN_TYPES = frozenset(get_args(core_schema.ErrorType))  # pydantic-core's own error types, by name

@@ -39,6 +39,14 @@ def protected_mask(text: str, preserve: Preserve) -> list[bool]:
     return mask
 
 
+def _predicate_key(predicate) -> tuple | None:
+    """The same test on every call has the same key: a builtin, or a lambda's code when it
+    captures nothing (mutators write theirs inline). None: a closure, never cached."""
+    if getattr(predicate, "__closure__", None) is not None:
+        return None
+    return ("positions", getattr(predicate, "__code__", predicate))
+
+
 class GuardedText:
     """Characters of a text plus which ones are off limits."""
 
@@ -58,15 +66,13 @@ class GuardedText:
         return any(self.mask)
 
     def free_positions(self, predicate=lambda ch: True) -> list[int]:
-        # a lambda without captured variables is the same test each call: its code is the key
-        key = predicate if getattr(predicate, "__closure__", None) is None else None
-        key = getattr(key, "__code__", key)
-        if key is None or ("positions", key) not in self._found:
+        key = _predicate_key(predicate)
+        found = self._found.get(key) if key is not None else None
+        if found is None:
             found = [i for i, ch in enumerate(self.text) if not self.mask[i] and predicate(ch)]
-            if key is None:
-                return found
-            self._found["positions", key] = found
-        return list(self._found["positions", key])  # a copy: mutators may shuffle what they get
+            if key is not None:
+                self._found[key] = found
+        return list(found)  # a copy: mutators may shuffle what they get
 
     def free_words(self) -> list[tuple[int, int]]:
         """(start, end) of words that touch no protected character."""

@@ -206,7 +206,7 @@ class Exchange:
         self.entry.extra["closed"] = True  # a clean end, not a drop (kept in recorded sessions)
 
     async def respond(self, status: int, body: bytes, headers: dict | list | None = None,
-                      content_type: str = "application/json") -> None:
+                      content_type: str | None = "application/json") -> None:
         await self.start(status, headers, content_type, length=len(body))
         await self.write(body)
         await self.finish()
@@ -222,10 +222,7 @@ class Exchange:
         whole = resp.arrived_whole() if plain else None
         if whole is not None:
             await resp.aclose()
-            await self.start(resp.status, resp.headers, length=len(whole))
-            await self.write(whole)
-            await self.finish()
-            return
+            return await self.respond(resp.status, whole, resp.headers, content_type=None)
         await self.start(resp.status, resp.headers)
         try:
             async for chunk in resp.chunks():

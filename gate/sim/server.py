@@ -27,7 +27,7 @@ def _response(status: int, content_type: str, parts: list[bytes], note: str = ""
     async def chunks():
         for part in parts:
             yield part
-    body = WholeBody(parts[0]) if len(parts) == 1 and "event-stream" not in content_type else chunks()
+    body = WholeBody(parts[0]) if len(parts) == 1 else chunks()  # a stream is never relayed whole (Exchange.pipe)
     resp = UpstreamResponse(status, [("content-type", content_type)], body)
     resp.note = note
     return resp

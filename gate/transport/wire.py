@@ -75,8 +75,8 @@ class Connection:
 class WireBody:
     """A response body, iterated as its bytes arrive (each `async for` continues where the last stopped)."""
 
-    def __init__(self, conn: Connection, response: _Response, parser, head_only: bool):
-        self.conn, self.response, self.parser, self.head_only = conn, response, parser, head_only
+    def __init__(self, conn: Connection, response: _Response, head_only: bool):
+        self.conn, self.response, self.head_only = conn, response, head_only
         self.broken = False
 
     def arrived_whole(self) -> bytes | None:
@@ -99,7 +99,7 @@ class WireBody:
             try:
                 data = await conn.reader.read(READ_SIZE)
                 if data:
-                    self.parser.feed_data(data)
+                    response.parser.feed_data(data)
             except (OSError, httptools.HttpParserError):
                 data = b""
             if not data:  # closed (or broken) before the message was complete
@@ -144,13 +144,13 @@ class WireClient:
         key = (parts.scheme, parts.hostname, port)
         conn = await self._connect(*key)
         try:
-            response, parser = await self._send(conn, payload)
+            response = await self._send(conn, payload)
         except _Stale:  # the upstream closed the idle connection before reading: it never saw the request
             conn = await self._connect(*key, reuse=False)
-            response, parser = await self._send(conn, payload)
-        return parser.get_status_code(), response.headers, *self._body(conn, key, response, parser, method == "HEAD")
+            response = await self._send(conn, payload)
+        return response.parser.get_status_code(), response.headers, *self._body(conn, key, response, method == "HEAD")
 
-    async def _send(self, conn: Connection, payload: bytes):
+    async def _send(self, conn: Connection, payload: bytes) -> _Response:
         """Write the request in one send and read inline until the headers are in (no helper
         task: this is the per-request hot path); the body iterator reads the rest."""
         response = _Response()
@@ -177,11 +177,11 @@ class WireClient:
             if isinstance(exc, WireError):
                 raise
             raise WireError(f"upstream connection failed: {exc}") from None
-        return response, parser
+        return response
 
-    def _body(self, conn: Connection, key: tuple, response: _Response, parser, head_only: bool):
+    def _body(self, conn: Connection, key: tuple, response: _Response, head_only: bool):
         """(body, close callback); close pools the connection when the exchange ended cleanly."""
-        body = WireBody(conn, response, parser, head_only)
+        body = WireBody(conn, response, head_only)
 
         async def close():
             if response.complete and response.keep_alive and not body.broken and not head_only:
