@@ -28,6 +28,7 @@ class AgentInstance:
         self.spec, self.base_dir, self.index = agent, base_dir, index
         self.log_path = log_dir / f"agent-{index}.log"
         self.extra_env = dict(extra_env or {})
+        self.shim_dir: Path | None = None  # PATH shims of `kind: command` tools (set by the pool)
         self.port: int | None = None
         self.host = "127.0.0.1"
         self.process: AgentProcess | None = None
@@ -51,8 +52,16 @@ class AgentInstance:
         gate_set = dict(self.extra_env)
         if start is not None:
             gate_set[start.port_env] = str(self.port)
-        return agent_environment(os.environ, inherit=start.inherit_env if start else (), gate_set=gate_set,
-                                 configured=render(start.env, self._ctx()) if start else {}, base=base)
+        env = agent_environment(os.environ, inherit=start.inherit_env if start else (), gate_set=gate_set,
+                                configured=render(start.env, self._ctx()) if start else {}, base=base)
+        return self._instrument(env, container=start is not None and start.docker is not None)
+
+    def _instrument(self, env: dict[str, str], container: bool) -> dict[str, str]:
+        from gate.instrument import environment
+
+        if self.spec.instrument == "off" or container or environment.FN_URL not in env:
+            return environment.plain(env)
+        return environment.instrumented(env, self.shim_dir)
 
     def http_client(self):
         """httpx for `state` probes (only they need a general client; invocations use `self.wire`)."""

@@ -146,6 +146,11 @@ class AgentConfig(StrictModel):
         description="Restart the agent before the next cell: after a cell whose agent may still be working "
                     "(on_timeout), after every cell (always), or only when it crashed (never).")
     log_max_bytes: int = Field(default=10 << 20, ge=4096, description="Cap on each agent log file; a note marks the cut.")
+    instrument: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: reach tools that never cross the wire (in-process function tools of the Python and "
+                    "Node frameworks, MCP servers over stdio, `kind: command` tools) through the agent's "
+                    "PYTHONPATH, NODE_OPTIONS and PATH; off: leave the agent's environment as configured.")
 
     @model_validator(mode="after")
     def _reachable(self):

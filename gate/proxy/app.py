@@ -15,6 +15,7 @@ import time
 from gate.faults import Schedule
 from gate.faults.shapes import error_for
 from gate.proxy.exchange import Aborted, Exchange
+from gate.proxy.mcp_tools import McpTools
 from gate.proxy.routes import Route, split_path
 from gate.proxy.trace import TraceEntry
 from gate.proxy.upstream import UpstreamUnavailable
@@ -61,10 +62,16 @@ class ProxyApp:
         # calls seen between runs: (last cell, target, method, path, status); small tuples,
         # not entries, because a runaway agent can make many and their bodies can be large
         self.stray: list[tuple] = []
+        self.mcp = McpTools()  # what MCP upstreams said of their tools (gate/proxy/mcp_tools.py)
+        from gate.instrument.calls import FunctionEndpoints
+
+        self.functions = FunctionEndpoints(self)  # /fn/: in-process tool calls (gate/instrument)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return
+        if scope["path"].startswith("/fn/"):
+            return await self.functions.handle(scope["path"][4:], await _read_body(receive), send)
         parts = split_path(scope["path"])
         route = self.routes.get(parts[:2]) if parts else None
         if route is None:
@@ -85,6 +92,8 @@ class ProxyApp:
                            method=info.method, path=info.path, model=info.model, tool=info.tool,
                            rpc_method=info.rpc_method, body=body,
                            idempotency_key=_header(headers, "idempotency-key", "x-idempotency-key"))
+        self.mcp.mark(entry, info)
+        send = self.mcp.watch(info, send)
         state = run or RunState(None)
         entry.start_ms = state.now_ms()
         if run is not None:
@@ -94,7 +103,8 @@ class ProxyApp:
         decision = None
         if run is not None and run.schedule is not None and route.faultable(info):
             decision = run.schedule.decide(info, entry.call)
-        ex = Exchange(info, headers, body, send, route.upstream, entry, state, receive)
+        # an in-process route brings its own Exchange (gate/instrument/exchange.py); `send` is then its call
+        ex = getattr(route, "exchange", Exchange)(info, headers, body, send, route.upstream, entry, state, receive)
         try:
             if run is not None and run.replay is not None and decision is None:
                 await _serve_recorded(run.replay, info, body, ex)

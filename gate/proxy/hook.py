@@ -32,7 +32,7 @@ class ProxyHook:
         self.worlds: dict = {}  # world name -> WorldUpstream, filled at start
 
     def env(self) -> dict[str, str]:
-        env = {}
+        env = {"CHAOS_GATE_FN_URL": f"{self.server.url}/fn"}  # in-process tool calls (gate/instrument)
         for llm in self.config.llm:
             env[llm.env_var] = f"{self.server.url}/llm/{llm.name}"
         for tool in self.config.tools:

@@ -1,0 +1,107 @@
+"""The proxy's `/fn/` endpoints: in-process tool calls become exchanges of the worker.
+
+    POST /fn/hello  {seam, pid, ...}          a seam the agent's process patched
+    POST /fn/begin  {id, tool, transport, framework, arguments, returns, hints}
+    POST /fn/end    {id, ok, type, value | error}
+
+A begin starts the call's exchange as a task of its own (the proxy's usual path:
+trace entry, schedule decision, fault or pass-through; gate/proxy/app.py) and answers
+as soon as that exchange says what the agent must do first. The end call hands the
+function's result to the same exchange and answers with what it decided. Whatever
+goes wrong here, the agent is told to carry on unfaulted: a broken instrument must
+never pass for a broken agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+from gate.instrument.exchange import FunctionCall, FunctionExchange
+from gate.proxy.exchange import RequestInfo
+
+# function transport: target names of the trace and of faults (`target: functions`)
+TARGETS = {"function": "functions", "mcp-stdio": "mcp-stdio"}
+
+
+@dataclass
+class FunctionRoute:
+    """A route for in-process calls of one transport; answers come from the agent itself."""
+
+    kind: str
+    name: str
+    provider: str
+    upstream: object = None
+    exchange = FunctionExchange
+
+    def faultable(self, info: RequestInfo) -> bool:
+        return True
+
+
+class FunctionEndpoints:
+    def __init__(self, app):
+        self.app = app
+        self.calls: dict[str, FunctionCall] = {}
+        self.seams: dict[str, dict] = {}  # seam name -> what the agent said when it patched it
+        self.command_targets: set[str] = set()  # `kind: command` tool names (set by the hook)
+
+    async def handle(self, what: str, body: bytes, send) -> None:
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            return await _reply(send, {"action": "run"})
+        if what == "hello":
+            self.seams.setdefault(str(doc.get("seam")), {k: v for k, v in doc.items() if k != "seam"})
+            return await _reply(send, {})
+        if what == "begin":
+            return await _reply(send, await self._begin(doc))
+        if what == "end":
+            return await _reply(send, await self._end(doc))
+        await _reply(send, {"action": "run"})
+
+    def route_for(self, doc: dict) -> FunctionRoute:
+        transport = str(doc.get("transport") or "function")
+        if transport == "command":
+            return FunctionRoute("tool", str(doc.get("tool")), "command")
+        return FunctionRoute("tool", TARGETS.get(transport, "functions"), "mcp" if transport == "mcp-stdio" else "function")
+
+    def describe(self, route: FunctionRoute, doc: dict) -> tuple[RequestInfo, bytes]:
+        tool = str(doc.get("tool") or "?")
+        info = RequestInfo(kind="tool", name=route.name, provider=route.provider, method="CALL", path=f"/{tool}",
+                           tool=tool)
+        if route.provider == "mcp":
+            info.rpc_method, info.rpc_id = "tools/call", 0
+        body = json.dumps({"name": tool, "arguments": doc.get("arguments")}, sort_keys=True, default=repr)
+        return info, body.encode()
+
+    async def _begin(self, doc: dict) -> dict:
+        call = FunctionCall(doc)
+        self.calls[str(doc.get("id"))] = call
+        route = self.route_for(doc)
+        info, body = self.describe(route, doc)
+        task = call.task = asyncio.ensure_future(self.app._handle(route, info, [], body, call))
+        task.add_done_callback(lambda _: self.calls.pop(str(doc.get("id")), None))
+        return await _first_of(call.first, task, {"action": "run"})
+
+    async def _end(self, doc: dict) -> dict:
+        call = self.calls.get(str(doc.get("id")))
+        if call is None or call.result.done():
+            return {"action": "return"}
+        call.result.set_result(doc)
+        return await _first_of(call.final, call.task, {"action": "return"})
+
+
+async def _first_of(future: asyncio.Future, task, default: dict) -> dict:
+    """The exchange's answer, or `default` if its task ended without giving one."""
+    done, _ = await asyncio.wait({future, task}, return_when=asyncio.FIRST_COMPLETED)
+    return future.result() if future.done() and not future.cancelled() else default
+
+
+async def _reply(send, doc: dict) -> None:
+    body = json.dumps(doc).encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

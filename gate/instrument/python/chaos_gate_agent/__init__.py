@@ -1,0 +1,75 @@
+"""chaos-gate's in-process instrumentation, loaded into an agent through PYTHONPATH.
+
+`sitecustomize` (beside this package) calls `install()` when the gate set
+CHAOS_GATE_FN_URL. Nothing framework-specific is imported up front: an import hook
+waits for each framework's own module to load, then patches its tool-invocation seam
+(`seams.SEAMS`: module name -> patch function). An agent that imports none of them pays
+for one meta-path lookup per import and nothing else.
+
+Standard library only: this code runs inside someone else's virtualenv.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+
+
+class _PatchOnLoad(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; wraps the loader of each seam module so its patch runs after it loads."""
+
+    def __init__(self, patches: dict):
+        self.patches = patches
+        self.busy: set[str] = set()
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.patches or name in self.busy:
+            return None
+        self.busy.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy.discard(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        spec.loader = _PatchingLoader(spec.loader, self.patches[name])
+        return spec
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader, patch):
+        self.loader, self.patch = loader, patch
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _apply(self.patch, module)
+
+    def __getattr__(self, name):  # get_resource_reader, is_package, ... of the real loader
+        return getattr(self.loader, name)
+
+
+def _apply(patch, module) -> None:
+    from chaos_gate_agent import client
+
+    try:
+        seam = patch(module)
+    except Exception as exc:  # noqa: BLE001 - a framework version we do not know: report, never break the agent
+        client.hello(f"{module.__name__}:failed", {"error": f"{type(exc).__name__}: {exc}"[:300]})
+        return
+    if seam:
+        client.hello(seam, {"module": module.__name__})
+
+
+def install() -> None:
+    from chaos_gate_agent.seams import SEAMS
+
+    if any(isinstance(f, _PatchOnLoad) for f in sys.meta_path):
+        return
+    for name, patch in SEAMS.items():  # already imported (rare: sitecustomize runs first)
+        if name in sys.modules:
+            _apply(patch, sys.modules[name])
+    sys.meta_path.insert(0, _PatchOnLoad(SEAMS))

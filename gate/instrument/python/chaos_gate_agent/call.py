@@ -1,0 +1,131 @@
+"""One instrumented tool call, sync or async: the only place that carries out the proxy's answer.
+
+A seam (one module per framework) says how its calls look: the transport, the
+framework's name, how a value is encoded and decoded, and which exception a failure
+raises there. It then calls `call_sync` / `call_async` with the tool's name, its
+arguments and a thunk that runs the tool. Everything else is the same for every seam,
+so a fault means the same on every framework, as it does on every wire.
+
+A tool that calls another instrumented tool (a LangChain tool wrapping an MCP call)
+is one call: the outermost seam traces it, inner seams pass through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+
+from chaos_gate_agent import client
+from chaos_gate_agent.errors import exception_for
+
+_inside: contextvars.ContextVar[bool] = contextvars.ContextVar("chaos_gate_inside_tool", default=False)
+
+
+class Seam:
+    transport = "function"  # function | mcp-stdio | command
+    framework = "python"
+
+    def encode(self, value):
+        return client.encode(value)
+
+    def decode(self, answer: dict, original):
+        return client.decode(answer, original)
+
+    def exception(self, answer: dict) -> BaseException:
+        return exception_for(answer)
+
+
+PLAIN = Seam()
+
+
+def _active() -> bool:
+    return client.enabled() and not _inside.get()
+
+
+def _outcome(seam: Seam, answer: dict, original, cause: BaseException | None = None):
+    """Raise or return what the answer says (after its sleep has been taken)."""
+    if answer.get("action") == "raise":
+        raise seam.exception(answer) from cause
+    if cause is not None and "value" not in answer and not answer.get("empty"):
+        raise cause
+    return seam.decode(answer, original)
+
+
+def call_sync(seam: Seam, tool: str, arguments, run, returns: str | None = None, hints: dict | None = None):
+    if not _active():
+        return run()
+    token = _inside.set(True)
+    try:
+        call_id, first = client.begin(tool, arguments, seam.transport, seam.framework, returns, hints)
+        time.sleep(float(first.get("sleep") or 0))
+        if first.get("action") != "run":
+            return _outcome(seam, first, None)
+        try:
+            value = run()
+        except Exception as exc:  # noqa: BLE001 - reported, then re-raised unless a fault says otherwise
+            answer = client.end(call_id, error=exc)
+            time.sleep(float(answer.get("sleep") or 0))
+            return _outcome(seam, answer, None, exc)
+        answer = client.end(call_id, encoded=seam.encode(value))
+        time.sleep(float(answer.get("sleep") or 0))
+        return _outcome(seam, answer, value)
+    finally:
+        _inside.reset(token)
+
+
+async def call_async(seam: Seam, tool: str, arguments, run, returns: str | None = None,
+                     hints: dict | None = None):
+    """`run` is a zero-argument callable returning an awaitable."""
+    if not _active():
+        return await run()
+    token = _inside.set(True)
+    try:
+        call_id, first = client.begin(tool, arguments, seam.transport, seam.framework, returns, hints)
+        await asyncio.sleep(float(first.get("sleep") or 0))
+        if first.get("action") != "run":
+            return _outcome(seam, first, None)
+        try:
+            value = await run()
+        except Exception as exc:  # noqa: BLE001 - reported, then re-raised unless a fault says otherwise
+            answer = client.end(call_id, error=exc)
+            await asyncio.sleep(float(answer.get("sleep") or 0))
+            return _outcome(seam, answer, None, exc)
+        answer = client.end(call_id, encoded=seam.encode(value))
+        await asyncio.sleep(float(answer.get("sleep") or 0))
+        return _outcome(seam, answer, value)
+    finally:
+        _inside.reset(token)
+
+
+def wrap_function(fn, tool: str, seam: Seam = PLAIN):
+    """`fn` wrapped so each call is instrumented; signature, annotations and sync-ness kept
+    (frameworks build the tool's JSON Schema from them, following __wrapped__)."""
+    import functools
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+
+    def arguments(args, kwargs):
+        if signature is None:
+            return {"args": list(args), **kwargs}
+        try:
+            bound = signature.bind_partial(*args, **kwargs)
+        except TypeError:
+            return {"args": list(args), **kwargs}
+        return dict(bound.arguments)
+
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def async_wrapper(*args, **kwargs):
+            return await call_async(seam, tool, arguments(args, kwargs), lambda: fn(*args, **kwargs))
+        wrapper = async_wrapper
+    else:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return call_sync(seam, tool, arguments(args, kwargs), lambda: fn(*args, **kwargs))
+    wrapper.__chaos_gate__ = True
+    return wrapper

@@ -1,0 +1,108 @@
+"""The `mcp` SDK client: `ClientSession.call_tool` on sessions over stdio.
+
+An MCP server the agent spawns itself (pydantic-ai `MCPServerStdio`, the Agents SDK's
+`MCPServerStdio`, `stdio_client`) talks over pipes the proxy never sees, so the seam is
+the client session. Sessions over HTTP are left alone: their `tools/call` already
+crosses the proxy, and tracing it twice would double every count.
+
+`stdio_client` is wrapped to mark the streams it yields; a session built on a marked
+read stream is a stdio session. `list_tools` results are remembered for their
+`readOnlyHint` / `idempotentHint` annotations, which `side_effect_once` honours.
+Results cross as a JSON-RPC envelope, so the proxy's MCP-aware faults (an `isError`
+result for `error`, a text item for `inject`) work on them unchanged; failures the
+client itself would report raise its own `MCPError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from chaos_gate_agent.call import Seam, call_async
+
+_STDIO_STREAMS: set[int] = set()  # id() of read streams stdio_client yielded (alive while their session is)
+HINTS: dict[str, dict] = {}  # tool name -> {"read_only": bool, "idempotent": bool}
+
+
+class McpSeam(Seam):
+    transport = "mcp-stdio"
+    framework = "mcp"
+
+    def encode(self, value):
+        dump = getattr(value, "model_dump", None)
+        if dump is None:
+            return super().encode(value)
+        return "mcp", {"jsonrpc": "2.0", "id": 0, "result": dump(by_alias=True, mode="json", exclude_none=True)}
+
+    def decode(self, answer, original):
+        from mcp_types import CallToolResult
+
+        if answer.get("empty"):
+            return CallToolResult(content=[])
+        if "value" not in answer:
+            return original
+        envelope = answer["value"]
+        if isinstance(envelope, dict) and isinstance(envelope.get("result"), dict):
+            return CallToolResult.model_validate(envelope["result"])
+        raise self.exception({"kind": "protocol", "message": "the server's answer is not a JSON-RPC result"})
+
+    def exception(self, answer):
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR, REQUEST_TIMEOUT
+
+        code = {"timeout": REQUEST_TIMEOUT, "connection": CONNECTION_CLOSED,
+                "protocol": PARSE_ERROR}.get(answer.get("kind"), INTERNAL_ERROR)
+        return MCPError(code=int(answer.get("code") or code),
+                        message=answer.get("message") or "tool call failed (injected by chaos-gate)")
+
+
+SEAM = McpSeam()
+
+
+def patch_stdio(module):
+    original = module.stdio_client
+
+    @functools.wraps(original)
+    @contextlib.asynccontextmanager
+    async def stdio_client(*args, **kwargs):
+        async with original(*args, **kwargs) as streams:
+            _STDIO_STREAMS.add(id(streams[0]))
+            try:
+                yield streams
+            finally:
+                _STDIO_STREAMS.discard(id(streams[0]))
+
+    module.stdio_client = stdio_client
+    return "mcp.stdio_client"
+
+
+def patch_session(module):
+    cls = module.ClientSession
+    if getattr(cls.call_tool, "__chaos_gate__", False):
+        return None
+    init, call_tool, list_tools = cls.__init__, cls.call_tool, cls.list_tools
+
+    @functools.wraps(init)
+    def __init__(self, read_stream=None, *args, **kwargs):
+        init(self, read_stream, *args, **kwargs)
+        self._chaos_gate_stdio = id(read_stream) in _STDIO_STREAMS
+
+    @functools.wraps(call_tool)
+    async def instrumented_call_tool(self, name, arguments=None, *args, **kwargs):
+        if not getattr(self, "_chaos_gate_stdio", False):
+            return await call_tool(self, name, arguments, *args, **kwargs)
+        return await call_async(SEAM, name, arguments or {}, lambda: call_tool(self, name, arguments, *args, **kwargs),
+                                returns="mcp", hints=HINTS.get(name))
+
+    @functools.wraps(list_tools)
+    async def instrumented_list_tools(self, *args, **kwargs):
+        result = await list_tools(self, *args, **kwargs)
+        for tool in getattr(result, "tools", None) or []:
+            notes = getattr(tool, "annotations", None)
+            HINTS[tool.name] = {"read_only": bool(getattr(notes, "read_only_hint", None)),
+                                "idempotent": bool(getattr(notes, "idempotent_hint", None))}
+        return result
+
+    instrumented_call_tool.__chaos_gate__ = True
+    cls.__init__, cls.call_tool, cls.list_tools = __init__, instrumented_call_tool, instrumented_list_tools
+    return "mcp.ClientSession.call_tool"
