@@ -86,7 +86,14 @@ class FunctionExchange(Exchange):
     async def forward(self) -> UpstreamResponse:
         self.entry.forwarded = True
         self._instruct({"action": "run"})
-        got = await self._wait(self.call.result)
+        opened = getattr(self.run, "open_functions", None)  # wire calls made meanwhile are within this one
+        if opened is not None:
+            opened.append(self.entry)
+        try:
+            got = await self._wait(self.call.result)
+        finally:
+            if opened is not None and self.entry in opened:
+                opened.remove(self.entry)
         if got is None:
             raise Aborted()
         self.vtype = got.get("type", "opaque")

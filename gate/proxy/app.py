@@ -14,6 +14,7 @@ import time
 
 from gate.faults import Schedule
 from gate.faults.shapes import error_for
+from gate.proxy import offered
 from gate.proxy.exchange import Aborted, Exchange
 from gate.proxy.mcp_tools import McpTools
 from gate.proxy.routes import Route, split_path
@@ -34,6 +35,7 @@ class RunState:
         self.calls: dict[str, int] = {}
         self.clock_offset = 0.0  # fake-clock seconds added by latency faults
         self.active: set[asyncio.Task] = set()  # exchanges still answering (judged when they end)
+        self.open_functions: list[TraceEntry] = []  # in-process tool calls now running in the agent
 
     async def settle(self, seconds: float = 1.0) -> None:
         """Let exchanges released by the end of the run finish, so their judgement counts."""
@@ -66,6 +68,8 @@ class ProxyApp:
         from gate.instrument.calls import FunctionEndpoints
 
         self.functions = FunctionEndpoints(self)  # /fn/: in-process tool calls (gate/instrument)
+        self.offered: set[str] = set()  # tool names the agent offered its model or called (coverage)
+        self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -96,7 +100,10 @@ class ProxyApp:
         send = self.mcp.watch(info, send)
         state = run or RunState(None)
         entry.start_ms = state.now_ms()
+        self._note_reach(route, info, body)
         if run is not None:
+            if run.open_functions and route.kind == "tool" and not hasattr(route, "exchange"):
+                entry.extra["within"] = run.open_functions[-1].seq  # made by the function tool now running
             run.calls[route.name] = entry.call = run.calls.get(route.name, 0) + 1
             run.trace.append(entry)
             run.active.add(asyncio.current_task())
@@ -136,6 +143,15 @@ class ProxyApp:
                 self.stray.append((self.last_cell, entry.target, entry.method, entry.path, entry.status))
             else:
                 run.active.discard(asyncio.current_task())
+
+
+    def _note_reach(self, route, info, body: bytes) -> None:
+        key = f"{route.kind}:{route.name}"
+        self.calls_by_target[key] = self.calls_by_target.get(key, 0) + 1
+        if route.kind == "llm":
+            self.offered.update(offered.tool_names(body))
+        elif info.tool:
+            self.offered.add(info.tool)
 
 
 def _judge(schedule, index: int, ex: Exchange) -> None:

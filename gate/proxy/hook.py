@@ -97,6 +97,11 @@ class ProxyHook:
 
             record_session(cell, obs, state.trace, self.record_dir, self.redact)
 
+    def reached(self) -> dict:
+        """What this worker's proxy saw: upstreams with calls, the agent's seams, its tools (gate/runner/reach.py)."""
+        return {"targets": dict(self.app.calls_by_target), "seams": dict(self.app.functions.seams),
+                "offered": set(self.app.offered)}
+
     def take_stray(self) -> list[StrayCall]:
         """Calls that arrived while no cell ran on this worker, oldest first; clears the list."""
         taken, self.app.stray = self.app.stray, []

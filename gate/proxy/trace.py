@@ -40,6 +40,11 @@ class TraceEntry:
     content_type: str = ""
 
     @property
+    def transport(self) -> str | None:
+        """function | mcp-stdio | command for an in-process call (gate/instrument); None on the wire."""
+        return self.extra.get("transport")
+
+    @property
     def body_digest(self) -> str:
         """Digest of the request body minus volatile fields; computed once, on demand
         (LLM bodies can be large, and only replay and side_effect_once need it)."""

@@ -35,6 +35,9 @@ def _score(score: float | None) -> str:
     return "n/a" if score is None else f"{score:.1f}"
 
 
+from gate.report.reach_text import reach_lines  # noqa: E402
+
+
 def _header(report: Report) -> str:
     v, c = report.verdict, report.verdict.counts
     facts = [f"score {_score(v.score)} (min {v.min_score:g})", f"{c.passed}/{c.cells} cells passed",
@@ -46,6 +49,9 @@ def _header(report: Report) -> str:
         out.append("<ul class=\"warnings\">" + "".join(f"<li>{attr(w, 400)}</li>" for w in v.warnings) + "</ul>")
     if v.reasons:
         out.append("<ul class=\"reasons\">" + "".join(f"<li>{attr(r, 400)}</li>" for r in v.reasons) + "</ul>")
+    reached = reach_lines(v.reach)
+    if reached:
+        out.append("<ul class=\"reach\">" + "".join(f"<li>{attr(r, 500)}</li>" for r in reached) + "</ul>")
     return "".join(out) + "</header><main>"
 
 

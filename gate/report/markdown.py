@@ -25,6 +25,9 @@ def _table(rows, headers) -> str:
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
+from gate.report.reach_text import reach_lines  # noqa: E402
+
+
 def _fmt_score(score: float | None) -> str:
     return "n/a" if score is None else f"{score:.1f}"
 
@@ -44,6 +47,9 @@ def header(report: Report) -> str:
                  f"{c.errors} errors, {c.flaky} flaky · seed `{v.seed}` · config {code(v.config, 80)}")
     if v.reasons:
         lines += [""] + [f"- {text(r, 300)}" for r in v.reasons]
+    reached = reach_lines(v.reach)
+    if reached:
+        lines += [""] + [f"- _{text(line, 500)}_" for line in reached]
     return "\n".join(lines)
 
 

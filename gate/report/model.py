@@ -42,6 +42,7 @@ class TraceStep(BaseModel):
     model: str | None = None
     tool: str | None = None
     rpc_method: str | None = None
+    transport: str | None = Field(default=None, description="In-process calls: function, mcp-stdio or command.")
     status: int | None = None
     fault: str | None = None
     fault_status: str | None = Field(default=None, description="fired | not_applicable (with the reason in note).")
@@ -158,6 +159,16 @@ class ScenarioCoverage(BaseModel):
     faults: list[FaultCoverage]
 
 
+class Reach(BaseModel):
+    """What the gate reached of the agent's calls: on the wire, and in its process."""
+
+    wire: list[str] = Field(default_factory=list, description="Upstreams that saw calls: llm:NAME, tool:NAME.")
+    in_process: list[str] = Field(default_factory=list, description="Framework seams the agent's process loaded.")
+    failed: list[str] = Field(default_factory=list, description="Seams that could not be patched, with why.")
+    offered: list[str] = Field(default_factory=list, description="Tool names the agent offered its model or called.")
+    notes: list[str] = Field(default_factory=list, description="What was not reached, and the way to reach it.")
+
+
 class StrayCall(BaseModel):
     """A call the proxy saw while no cell ran on its worker (an agent outliving its cell)."""
 
@@ -190,6 +201,7 @@ class VerdictPart(BaseModel):
     pins: list[PinStatus] = Field(default_factory=list)
     usage: UsageSummary | None = Field(default=None, description="Tokens and cost per scenario, amplification.")
     pass_k: list[PassKFloor] = Field(default_factory=list, description="pass^k per severity with gate.min_pass_k.")
+    reach: Reach | None = Field(default=None, description="What the gate reached: wire, in-process, not at all.")
     cells: list[CellResult]
 
 

@@ -19,6 +19,7 @@ from gate.report.escape import spell_out
 from gate.report.progress import PlainProgress, run_failed
 
 from gate.report.model import Report
+from gate.report.reach_text import reach_lines
 
 STYLE = {"pass": "green", "fail": "red", "error": "yellow"}
 
@@ -74,3 +75,5 @@ def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
                   f"{v.counts.passed}/{v.counts.cells} cells passed · seed {v.seed}", highlight=False)
     for reason in v.reasons:
         console.print(f"  - {spell_out(reason)}", highlight=False, markup=False)
+    for line in reach_lines(v.reach):
+        console.print(f"  {spell_out(line)}", highlight=False, markup=False, style="dim")

@@ -46,6 +46,16 @@ def _index_of(step, rows: list[dict]) -> int | None:
     return same[0] if len(same) == 1 else None
 
 
+def _explain_unmatched(rows: list[dict], faults, reach) -> None:
+    """A tool fault that matched no call: which tools the agent did offer, and how to reach more."""
+    from gate.faults import TOOL
+    from gate.runner.reach import unmatched_reason
+
+    for row, fault in zip(rows, faults):
+        if row["matched"] == 0 and not row["reason"] and TOOL in fault.applies_to and fault.target in ("*", "tools", "functions", "mcp-stdio"):
+            row["reason"] = unmatched_reason(fault, reach.offered if reach else [], reach)
+
+
 def _status(row: dict) -> str:
     if row["fired"]:
         return "fired"
@@ -54,8 +64,10 @@ def _status(row: dict) -> str:
     return "never_fired" if row["matched"] else "never_matched"
 
 
-def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list]) -> list[ScenarioCoverage]:
-    """cells: the plan cells that ran (they carry the faults); stats: cell id -> per-run counters."""
+def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list],
+                   reach=None) -> list[ScenarioCoverage]:
+    """cells: the plan cells that ran (they carry the faults); stats: cell id -> per-run counters;
+    reach: what the gate reached (gate/runner/reach.py), to say why a tool fault matched nothing."""
     groups: dict[tuple[str, str], dict] = {}
     for cell in cells:
         if not cell.faults or cell.id not in results:
@@ -63,6 +75,7 @@ def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list]
         group = groups.setdefault((cell.stage, cell.scenario), {"cells": 0, "rows": None})
         if group["rows"] is None:
             group["rows"] = [_blank(i, f) for i, f in enumerate(cell.faults)]
+            group["faults"] = cell.faults
         group["cells"] += 1
         runs = results[cell.id].runs
         per_run = stats.get(cell.id) or [None] * len(runs)
@@ -70,6 +83,7 @@ def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list]
             _add_run(group["rows"], run_stats, run.trace)
     out = []
     for (stage, scenario), group in groups.items():
+        _explain_unmatched(group["rows"], group["faults"], reach)
         faults = [FaultCoverage(status=_status(row), **row) for row in group["rows"]]
         out.append(ScenarioCoverage(stage=stage, scenario=scenario, cells=group["cells"], faults=faults))
     return out
@@ -77,7 +91,8 @@ def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list]
 
 def _why(fault: FaultCoverage) -> str:
     if fault.status == "never_matched":
-        return f"{fault.fault} (target {fault.target}) never matched a request"
+        why = f": {fault.reason}" if fault.reason else ""
+        return f"{fault.fault} (target {fault.target}) never matched a request{why}"
     if fault.status == "never_fired":
         return f"{fault.fault} matched {fault.matched} request(s) but its trigger never fired"
     return f"{fault.fault} could not alter any answer ({fault.reason or 'not applicable'})"

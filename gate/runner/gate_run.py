@@ -27,6 +27,7 @@ from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, 
 from gate.runner.evaluate import fold_cell, reproduce_command
 from gate.runner import insights, soundness
 from gate.runner.coverage import fault_coverage
+from gate.runner.reach import build_reach
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
 from gate.runner.loop import frozen_heap
 from gate.report.failure import mark_error
@@ -128,10 +129,12 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
-    coverage = fault_coverage(cells, {r.id: r for r in results}, _stats_by_cell(pool, cells))
+    reach = build_reach(config, pool.reached) if pool.reached else None
+    coverage = fault_coverage(cells, {r.id: r for r in results}, _stats_by_cell(pool, cells), reach)
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                       concurrency=len(workers), only=only, coverage=coverage, stray=pool.stray,
                       whole_plan=not only and shard is None, baseline=baseline)
+    report.verdict.reach = reach
     report.run.plan = [c.id for c in whole]
     status = {c.id: c.status for c in results}
     report.verdict.pins = [PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins]

@@ -143,6 +143,7 @@ class PoolResult:
     fault_stats: dict[WorkItem, dict | None] = field(default_factory=dict)
     stray: list = field(default_factory=list)
     bodies: dict[WorkItem, list] = field(default_factory=dict)  # (request, response) bytes per trace step
+    reached: list = field(default_factory=list)  # per worker hook: what its proxy reached (gate/runner/reach.py)
 
 
 def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
@@ -219,4 +220,5 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
         result.startup_seconds = [round(w.instance.startup_seconds, 3) for w in workers]
         await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
         result.stray = [call for w in workers for call in w.take_stray()]
+        result.reached = [h.reached() for w in workers for h in w.hooks if hasattr(h, "reached")]
     return result
