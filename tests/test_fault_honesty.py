@@ -119,6 +119,7 @@ NOT_APPLICABLE = {
     "schema_drift": {"tool-txt": "no keys", "tool-html": "no keys", "tool-md": "no keys", "tool-xml": "no keys",
                      "tool-bin": "no keys", "mcp-*": "no keys"},
     "huge": {},
+    "rpc_error": {"tool-*": "not an MCP tools/call"},  # JSON-RPC errors exist only on MCP upstreams
 }
 
 

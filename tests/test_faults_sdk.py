@@ -250,6 +250,12 @@ def test_tool_inject_and_schema_drift(proxy, tool):
     assert renamed["state"] == "delivered"
 
 
+def test_rpc_error_leaves_an_http_tool_alone(proxy, tool):
+    """MCP only: the real `mcp` SDK client meets it in tests/test_mcp_sessions.py."""
+    resp = tool_call(proxy, tool, {"kind": "rpc_error", "code": -32000})
+    assert resp.json()["status"] == "refunded" and proxy.trace[0].fault_status == "not_applicable"
+
+
 def test_match_on_method_path_and_model(proxy, tool):
     fault = {"kind": "error", "status": 500, "method": "POST", "path": "^/refunds"}
     assert tool_call(proxy, tool, fault, method="GET", path="/orders/1").status_code == 200

@@ -1,5 +1,7 @@
 """Every checker catches a planted violation and passes a clean case; severity, when, negate."""
 
+import json
+
 import pytest
 from pydantic import TypeAdapter
 
@@ -151,6 +153,24 @@ def test_side_effect_once_honours_idempotency_keys():
     assert inv.evaluate(same_key).passed
     assert not build("side_effect_once", {"honor_idempotency_key": False}).evaluate(same_key).passed
     assert "reached the upstream 2 times" in inv.evaluate(traced(step(1), step(2))).message
+
+
+def test_side_effect_once_keys_in_process_calls_by_tool_and_arguments():
+    """gate/instrument's calls (method CALL, body {name, arguments}) count whatever their method."""
+    def fn(seq, args, transport="function", **extra):
+        body = json.dumps({"name": "refund_order", "arguments": args}).encode()
+        return TraceEntry(seq=seq, target="functions", kind="tool", method="CALL", path="/refund_order",
+                          tool="refund_order", forwarded=True, body=body, extra={"transport": transport, **extra})
+
+    inv = build("side_effect_once", {})
+    twice = traced(fn(1, {"order_id": "7", "reason": "x"}), fn(2, {"reason": "x", "order_id": "7"}))
+    assert inv.evaluate(twice).message == ('side effect repeated: refund_order({"order_id":"7","reason":"x"}) '
+                                           'on functions reached the upstream 2 times')
+    assert not inv.evaluate(traced(fn(1, {"a": 1}, "mcp-stdio"), fn(2, {"a": 1}, "mcp-stdio"))).passed
+    assert inv.evaluate(traced(fn(1, {"order_id": "7"}), fn(2, {"order_id": "8"}))).passed
+    reads = traced(fn(1, {"a": 1}, read_only=True), fn(2, {"a": 1}, read_only=True))
+    assert inv.evaluate(reads).passed  # the tool says it only reads
+    assert not build("side_effect_once", {"tool": "refund_*"}).evaluate(reads).passed  # a filter names the write
 
 
 def test_trace_checks_ignore_mcp_protocol_traffic():

@@ -114,11 +114,30 @@ def upstream_kinds(config: Config) -> dict[str, str]:
     """Every upstream name the proxy routes -> 'llm' or 'tool'."""
     kinds = {u.name: "llm" for u in config.llm}
     kinds.update({t.name: "tool" for t in config.tools})
+    if in_process_reachable(config):  # the agent's own function tools and stdio MCP tools (gate/instrument)
+        kinds.update({"functions": "tool", "mcp-stdio": "tool"})
     for world in config.worlds:
         kinds[world.name] = "tool"
         if world.mcp_env:
             kinds[f"{world.name}-mcp"] = "tool"
     return kinds
+
+
+def why_unreached(config) -> str | None:
+    """Why in-process tools cannot be reached at all under this config, or None."""
+    start = config.agent.start
+    if config.agent.instrument == "off":
+        return "agent.instrument is off"
+    if start is not None and start.docker is not None:
+        return "the agent runs in a container, where the gate's instrumentation is not installed"
+    if start is None and config.agent.invoke.command is None:
+        return "the agent is already running at agent.url, so the gate did not start it and set nothing in its process"
+    return None
+
+
+def in_process_reachable(config: Config) -> bool:
+    """Can the gate instrument the agent's process (so its tool names are known only at run time)?"""
+    return bool(config.llm or config.tools or config.worlds) and why_unreached(config) is None
 
 
 def _selected_kinds(target: str, kinds: dict[str, str]) -> set[str]:
@@ -188,14 +207,16 @@ def trace_target_problems(config: Config) -> list[Problem]:
 
 
 def _tool_names(config: Config) -> set[str] | None:
-    """Names a trace entry's `tool` can take; None when an MCP server's own tool names are unknowable."""
-    if any(t.kind == "mcp" for t in config.tools):
-        return None
+    """Names a `tool:` glob can match; None when an MCP server's own tool names are unknowable
+    (its upstream name always matches its calls: gate/contracts/trace_checks.py)."""
+    if any(t.kind == "mcp" for t in config.tools) or in_process_reachable(config):
+        return None  # in-process tools are named only when the agent runs: coverage reports them then
     names = {t.name for t in config.tools}
     for world in config.worlds:
         names.add(world.name)
-        if world.mcp_env:
+        if world.mcp_env:  # its MCP tools, and its MCP upstream's name (`tool:` matches every call to it)
             names.update(world.operations)
+            names.add(f"{world.name}-mcp")
     return names
 
 

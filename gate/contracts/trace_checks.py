@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 class _TraceFilter(InvariantBase):
     kind = "trace"
     target: str | None = Field(default=None, description="Upstream name (glob).")
-    tool: str | None = Field(default=None, description="Tool name (glob).")
+    tool: str | None = Field(default=None, description="Tool name (glob); on MCP, the tools/call name or the "
+                                                         "MCP upstream's name.")
     method: str | None = None
     path: Regex | None = Field(default=None, description="Regex searched in the path.")
 
@@ -32,11 +33,11 @@ class _TraceFilter(InvariantBase):
         for e in obs.trace:
             if kind and e.kind != kind:
                 continue
-            if e.kind == "tool" and e.rpc_method not in (None, "tools/call"):
-                continue  # MCP protocol traffic is not a tool call
+            if e.kind == "tool" and not is_tool_call(e):
+                continue  # MCP protocol and session traffic is not a tool call
             if self.target and not fnmatch.fnmatchcase(e.target, self.target):
                 continue
-            if self.tool and not fnmatch.fnmatchcase(e.tool or "", self.tool):
+            if self.tool and not any(self.names(e, call) for call in calls_of(e)):
                 continue
             if self.method and e.method != self.method.upper():
                 continue
@@ -44,6 +45,58 @@ class _TraceFilter(InvariantBase):
                 continue
             out.append(e)
         return out
+
+    def names(self, e, call: dict) -> bool:
+        """Does the `tool:` glob (if any) name this call: its tool, or an MCP upstream's name?"""
+        if not self.tool:
+            return True
+        names = [call.get("tool") or ""] + ([e.target] if e.extra.get("mcp_http") else [])
+        return any(fnmatch.fnmatchcase(name, self.tool) for name in names)
+
+    def count(self, entries: list) -> int:
+        """Tool calls in these entries: a JSON-RPC batch counts each call it holds."""
+        return sum(sum(1 for c in calls_of(e) if self.names(e, c)) if e.kind == "tool" else 1 for e in entries)
+
+
+IN_PROCESS = ("function", "mcp-stdio", "command")  # gate/instrument: the body is {"name", "arguments"}
+
+
+def is_tool_call(e) -> bool:
+    """A tool entry that calls a tool: not MCP protocol traffic (initialize, notifications, tools/list),
+    nor an MCP upstream's session traffic (its GET stream, the DELETE that ends it)."""
+    if e.rpc_method not in (None, "tools/call"):
+        return False
+    return e.rpc_method is not None or not e.extra.get("mcp_http")
+
+
+def calls_of(e) -> list[dict]:
+    """The tool calls one trace entry stands for: {"tool", "read_only", "idempotent"}, and for
+    MCP and in-process calls "arguments" (canonical JSON). A batch gives its tools/call elements."""
+    in_process = e.extra.get("transport") in IN_PROCESS
+    if e.extra.get("mcp_http") and e.extra.get("batch"):
+        doc = _json(e.body)
+        docs = doc if isinstance(doc, list) else []
+        return [{**c, "arguments": _arguments(docs[i] if i < len(docs) else None)}
+                for i, c in enumerate(e.extra["batch"]) if c.get("method") == "tools/call"]
+    call = {"tool": e.tool, "read_only": e.extra.get("read_only"), "idempotent": e.extra.get("idempotent")}
+    if e.extra.get("mcp_http") or in_process:
+        call["arguments"] = _arguments(_json(e.body), in_process=in_process)
+    return [call]
+
+
+def _json(body: bytes):
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+def _arguments(doc, in_process: bool = False) -> str:
+    """A call's arguments as canonical JSON: never the JSON-RPC id, never `params._meta`
+    (the fastmcp client puts a fresh progress token there on every call)."""
+    params = doc if in_process else doc.get("params") if isinstance(doc, dict) else None
+    args = params.get("arguments") if isinstance(params, dict) else params
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
 
 
 @register
@@ -62,7 +115,7 @@ class ToolCallsMax(_TraceFilter):
     max: int = Field(ge=0)
 
     def check(self, obs):
-        n = len(self.selected(obs, "tool"))
+        n = self.count(self.selected(obs, "tool"))
         return Verdict(n <= self.max, f"{n} tool call(s) matching (max {self.max})")
 
 
@@ -72,7 +125,7 @@ class ToolCalled(_TraceFilter):
     min: int = Field(default=1, ge=1)
 
     def check(self, obs):
-        n = len(self.selected(obs, "tool"))
+        n = self.count(self.selected(obs, "tool"))
         return Verdict(n >= self.min, f"tool called {n} time(s) (min {self.min})")
 
 
@@ -91,31 +144,53 @@ class ToolNotCalled(_TraceFilter):
 class SideEffectOnce(_TraceFilter):
     """A non-idempotent request reaches the upstream at most once per cell.
 
-    Requests are the same when target, method, path and body (minus volatile fields)
+    HTTP requests are the same when target, method, path and body (minus volatile fields)
     match; with `honor_idempotency_key`, repeats that carry the same Idempotency-Key
-    header count once, since the upstream can deduplicate them.
+    header count once, since the upstream can deduplicate them. An MCP `tools/call` and
+    an in-process tool call are the same when tool and arguments match (never the
+    JSON-RPC id, nor `params._meta`), whatever their method; without a `tool:` filter,
+    tools annotated read-only or idempotent are not writes (a filter names the write).
     """
 
     type: Literal["side_effect_once"] = "side_effect_once"
-    methods: list[str] = Field(default_factory=lambda: ["POST", "PUT", "PATCH", "DELETE"])
+    methods: list[str] = Field(default_factory=lambda: ["POST", "PUT", "PATCH", "DELETE"],
+                               description="HTTP methods that write (MCP and in-process tool calls count whatever "
+                                           "their method).")
     honor_idempotency_key: bool = True
 
     def check(self, obs):
         # on replay, a recorded request that reached the upstream counts as reaching it
         reached = [e for e in self.selected(obs, "tool") if e.forwarded or e.extra.get("forwarded_as_recorded")]
-        writes = [e for e in reached if e.method in self.methods]
-        keys = Counter()
-        for e in writes:
-            if self.honor_idempotency_key and e.idempotency_key:
-                keys[(e.target, "idem", e.idempotency_key)] = 1
-            else:
-                keys[(e.target, e.method, e.path, e.tool, e.body_digest)] += 1
+        keys, shown, writes = Counter(), {}, 0
+        for e in reached:
+            for key, what in self._writes(e):
+                writes += 1
+                keys[key] = 1 if key[1] == "idem" else keys[key] + 1
+                shown.setdefault(key, what)
         repeated = [(k, n) for k, n in keys.items() if n > 1]
         if repeated:
-            (target, method, path, tool, _), n = repeated[0]
-            what = f"{tool} " if tool and tool != target else ""
-            return Verdict(False, f"side effect repeated: {what}{method} {target}{path} reached the upstream {n} times")
-        return Verdict(True, f"{len(writes)} write(s), none repeated")
+            key, n = repeated[0]
+            return Verdict(False, f"side effect repeated: {shown[key]} reached the upstream {n} times")
+        return Verdict(True, f"{writes} write(s), none repeated")
+
+    def _writes(self, e):
+        """(key, description) of each write this entry made."""
+        if not e.extra.get("mcp_http") and e.extra.get("transport") not in IN_PROCESS:  # plain HTTP
+            if e.method not in self.methods:
+                return
+            what = f"{e.tool} " if e.tool and e.tool != e.target else ""
+            if self.honor_idempotency_key and e.idempotency_key:
+                yield (e.target, "idem", e.idempotency_key), f"{what}{e.method} {e.target}{e.path}"
+            else:
+                yield (e.target, e.method, e.path, e.tool, e.body_digest), f"{what}{e.method} {e.target}{e.path}"
+            return
+        for call in calls_of(e):
+            if not self.tool and (call.get("read_only") or call.get("idempotent")):
+                continue  # the tool says a repeat does no harm
+            if self.names(e, call):
+                args = call["arguments"]
+                yield ((e.target, "call", call.get("tool"), args),
+                       f"{call.get('tool')}({args if len(args) <= 80 else args[:77] + '...'}) on {e.target}")
 
 
 @register

@@ -27,7 +27,8 @@ class FaultBase(StrictModel):
     method: str | None = Field(default=None, description="HTTP method to match.")
     path: Regex | None = Field(default=None, description="Regex searched in the request path.")
     model: str | None = Field(default=None, description="Glob on the request's model.")
-    tool: str | None = Field(default=None, description="Glob on the tool name (MCP tools/call name or tool upstream name).")
+    tool: str | None = Field(default=None, description="Glob on the tool name: an HTTP tool's upstream name; "
+                                                    "on MCP, the tools/call name or the MCP upstream's name.")
     # when
     probability: float | None = Field(default=None, ge=0, le=1)
     on_calls: list[int] | None = Field(default=None, description="Fire on these call numbers (1-based, per fault).")
@@ -54,7 +55,7 @@ class FaultBase(StrictModel):
             return False
         if self.model and not fnmatch.fnmatchcase(info.model or "", self.model):
             return False
-        if self.tool and not fnmatch.fnmatchcase(info.tool or "", self.tool):
+        if self.tool and not tool_matches(self.tool, info):
             return False
         return True
 
@@ -63,6 +64,15 @@ class FaultBase(StrictModel):
 
     async def apply(self, ex) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def tool_matches(pattern: str, info) -> bool:
+    """A `tool:` glob against the request's tool, each tool of a JSON-RPC batch, and, on an MCP
+    tools/call, the upstream's own name (users name an MCP server as they name an HTTP tool)."""
+    names = [info.tool or ""] + [c["tool"] or "" for c in getattr(info, "batch", ()) if c["method"] == "tools/call"]
+    if info.provider == "mcp" and info.rpc_method == "tools/call":
+        names.append(info.name)
+    return any(fnmatch.fnmatchcase(name, pattern) for name in names)
 
 
 FAULTS: dict[str, type[FaultBase]] = {}

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gate.dialects import sse
 from gate.faults.base import TOOL, FaultBase, register
 from gate.faults.bodies import add_text, charset_of, map_json, map_sse, shape_of
 from gate.faults.shared import seeded_bytes
@@ -44,16 +45,52 @@ class TimeoutAfterWrite(_ToolFault):
 
 @register
 class Malformed(_ToolFault):
-    """The tool's JSON answer is cut mid-document (status kept)."""
+    """The tool's JSON answer is cut mid-document (status kept); in an SSE answer (MCP), the
+    JSON inside one whole event is cut and the framing kept, so the client's SSE parser
+    still sees a complete event whose data does not parse."""
 
     kind: Literal["malformed"] = "malformed"
 
     async def apply(self, ex):
         resp = await ex.forward()
         body = await _read(resp)
+        if shape_of(resp.content_type, body) == "sse":
+            cut = _cut_sse(body)
+            if cut is None:
+                ex.not_applicable("the event stream has no JSON event to cut")
+            return await _answer(ex, resp, body if cut is None else cut)
         if len(body) < 2:
             ex.not_applicable("the answer is too short to cut")
         await _answer(ex, resp, body[: max(1, len(body) * 2 // 3)])
+
+
+def _cut_sse(body: bytes) -> bytes | None:
+    """The stream with one event's JSON data cut to two thirds: the JSON-RPC answer (the last
+    event with a result or an error), else the last event carrying JSON."""
+    events = sse.split(body)
+    docs = [sse.data_of(e) for e in events]
+    answers = [i for i, d in enumerate(docs) if isinstance(d, dict) and ("result" in d or "error" in d)]
+    structured = [i for i, d in enumerate(docs) if isinstance(d, (dict, list))]
+    chosen = (answers or structured or [None])[-1]
+    if chosen is None:
+        return None
+    events[chosen] = _cut_event(events[chosen])
+    return b"".join(events)
+
+
+def _cut_event(event: bytes) -> bytes:
+    """The event with its data lines replaced by the first two thirds of their JSON; its other
+    fields (event:, id:, comments) and its line endings kept, the blank line ending it too."""
+    nl = b"\r\n" if b"\r\n" in event else b"\n"
+    lines = event.decode("utf-8", "replace").splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    data = "\n".join(ln[5:].lstrip() for ln in lines if ln.startswith("data:"))
+    cut = [f"data: {part}" for part in data[: max(1, len(data) * 2 // 3)].split("\n")]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("data:"))
+    kept = [ln for ln in lines if not ln.startswith("data:")]
+    out = kept[:at] + cut + kept[at:]
+    return nl.join(ln.encode() for ln in out) + nl + nl
 
 
 async def _read(resp) -> bytes:

@@ -40,6 +40,7 @@ class RequestInfo:
     rpc_method: str | None = None
     dialect: str | None = None  # the LLM wire dialect of this request (gate/dialects), if any
     operation: str | None = None  # generate | count_tokens | models | embeddings
+    batch: tuple = ()  # a JSON-RPC batch: each message's {"method", "tool", "id"} (gate/proxy/routes.py)
 
 
 class WholeBody:

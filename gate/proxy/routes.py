@@ -26,11 +26,7 @@ class Route:
         if self.kind == "llm":
             _describe_llm(info, doc)
         elif self.provider == "mcp":
-            doc = doc if isinstance(doc, dict) else {}
-            info.rpc_method = doc.get("method")
-            info.rpc_id = doc.get("id")
-            if info.rpc_method == "tools/call":
-                info.tool = (doc.get("params") or {}).get("name")
+            _describe_rpc(info, doc)
         elif self.kind == "tool":
             info.tool = self.name
         return info
@@ -38,6 +34,32 @@ class Route:
     def faultable(self, info: RequestInfo) -> bool:
         """MCP: only tools/call gets faults; protocol traffic passes through."""
         return self.provider != "mcp" or info.rpc_method == "tools/call"
+
+
+def _rpc_call(msg) -> dict:
+    """Method, tool and id of one JSON-RPC message; whatever is not well formed reads as None
+    (a `params` that is a list, a string or null: passed through and traced, never an error here)."""
+    if not isinstance(msg, dict):
+        return {"method": None, "tool": None, "id": None}
+    method = msg.get("method") if isinstance(msg.get("method"), str) else None
+    params = msg.get("params")
+    name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
+    return {"method": method, "tool": name if isinstance(name, str) else None, "id": msg.get("id")}
+
+
+def _describe_rpc(info: RequestInfo, doc) -> None:
+    """MCP: the JSON-RPC method and, for tools/call, the tool. A batch (a JSON array, MCP
+    2025-03-26) lists each call in `info.batch`; it reads as a tools/call (of its first
+    tool) when it holds one, so faults decide on the batch as a whole: per-element
+    faulting would mean splitting the batch upstream and merging the answers."""
+    if isinstance(doc, list):
+        info.batch = tuple(_rpc_call(m) for m in doc)
+        calls = [c for c in info.batch if c["method"] == "tools/call"]
+        info.rpc_method = "tools/call" if calls else next((c["method"] for c in info.batch if c["method"]), None)
+        info.tool = calls[0]["tool"] if calls else None
+        return
+    call = _rpc_call(doc)
+    info.rpc_method, info.tool, info.rpc_id = call["method"], call["tool"], call["id"]
 
 
 def _describe_llm(info: RequestInfo, doc) -> None:

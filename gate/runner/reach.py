@@ -8,7 +8,7 @@ report's `reach` section and the sentences that tell a user how to reach the res
 
 from __future__ import annotations
 
-from gate.report.model import Reach
+from gate.config.references import why_unreached
 
 FRAMEWORKS = ("Python: the OpenAI Agents SDK, pydantic-ai, LangChain/LangGraph, google-genai, the Anthropic "
               "tool runner, the mcp client over stdio; Node: npm openai runTools, @modelcontextprotocol/sdk over stdio")
@@ -16,20 +16,10 @@ WAY_FORWARD = ("to fault its tools, give them an HTTP or MCP upstream under `too
                "with `kind: command`, or run the agent as a process on a framework the gate instruments")
 
 
-def why_unreached(config) -> str | None:
-    """Why in-process tools cannot be reached at all under this config, or None."""
-    start = config.agent.start
-    if config.agent.instrument == "off":
-        return "agent.instrument is off"
-    if start is not None and start.docker is not None:
-        return "the agent runs in a container, where the gate's instrumentation is not installed"
-    if start is None and config.agent.invoke.command is None:
-        return "the agent is already running at agent.url, so the gate did not start it and set nothing in its process"
-    return None
-
-
-def build_reach(config, seen: list[dict]) -> Reach:
+def build_reach(config, seen: list[dict]):
     """`seen`: per worker, {"targets": {kind:name: calls}, "seams": {name: detail}, "offered": set}."""
+    from gate.report.model import Reach
+
     wire = sorted({t for w in seen for t, n in w.get("targets", {}).items()
                    if n and not t.startswith(("tool:functions", "tool:mcp-stdio"))})
     seams = {name: detail for w in seen for name, detail in w.get("seams", {}).items()}

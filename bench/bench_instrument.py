@@ -1,0 +1,94 @@
+"""Added cost of an instrumented local tool call, measured side by side in one run.
+
+An agent process calls a small local function N times three ways: bare (no
+instrumentation), instrumented with no cell running (the proxy passes it through,
+traced as stray), and instrumented inside a cell (traced, the schedule consulted,
+one fault that never matches). Prints the median and p99 per call for each, the added
+median over bare in microseconds, and the instrumented time relative to a whole LLM
+round trip through the same proxy (the unit an agent's turn is made of).
+
+    python bench/bench_instrument.py [--calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+AGENT = r'''
+import json, sys, time
+from chaos_gate_agent.call import call_sync, PLAIN
+def lookup(order_id):
+    return {"order_id": order_id, "status": "delivered", "items": [{"sku": "w", "price": 19.99}]}
+n, mode = int(sys.argv[1]), sys.argv[2]
+times = []
+for i in range(n):
+    t = time.perf_counter()
+    if mode == "bare":
+        lookup("1234")
+    else:
+        call_sync(PLAIN, "lookup_order", {"order_id": "1234"}, lambda: lookup("1234"))
+    times.append(time.perf_counter() - t)
+llm = []
+if mode == "cell":
+    import os, urllib.request
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    body = json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello"}]}).encode()
+    for i in range(200):
+        t = time.perf_counter()
+        urllib.request.urlopen(urllib.request.Request(url, body, {"content-type": "application/json",
+                                                                  "authorization": "Bearer sk-x"})).read()
+        llm.append(time.perf_counter() - t)
+print(json.dumps({"calls": times, "llm": llm}))
+'''
+
+
+def run(mode: str, calls: int, env: dict) -> dict:
+    out = subprocess.run([sys.executable, "-c", AGENT, str(calls), mode], env=env, capture_output=True, text=True,
+                         check=True, timeout=600)
+    return json.loads(out.stdout)
+
+
+def stats(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99) - 1] * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    from gate.instrument import environment
+    from proxy_harness import sim_proxy
+
+    with sim_proxy() as proxy:
+        base = {**os.environ, "PYTHONPATH": str(environment.PYTHON_BOOTSTRAP)}
+        bare = run("bare", args.calls, base)
+        stray = run("stray", args.calls, environment.instrumented({**os.environ, **proxy.env}))
+        proxy.begin({"kind": "error", "tool": "never_called_tool"})
+        cell = run("cell", args.calls, environment.instrumented({**os.environ, **proxy.env}))
+        traced = proxy.end()
+    assert len([e for e in traced if e.target == "functions"]) == args.calls
+    rows = [("bare call", *stats(bare["calls"])), ("instrumented, no cell", *stats(stray["calls"])),
+            ("instrumented, in a cell", *stats(cell["calls"]))]
+    print(f"{'':26}{'median us':>12}{'p99 us':>12}")
+    for name, med, p99 in rows:
+        print(f"{name:26}{med:12.1f}{p99:12.1f}")
+    llm_med, _ = stats(cell["llm"])
+    added = rows[2][1] - rows[0][1]
+    print(f"added per instrumented call (in a cell): {added:.1f} us")
+    print(f"one sim LLM round trip through the same proxy: {llm_med:.1f} us; "
+          f"an instrumented tool call costs {added / llm_med:.2f}x of it")
+
+
+if __name__ == "__main__":
+    main()
