@@ -237,3 +237,18 @@ def test_begin_costs_little(proxy):
     subprocess.run([sys.executable, "-c", AGENT, json.dumps(VALUE), "200"], env=env, check=True, timeout=60,
                    capture_output=True)
     assert len(proxy.end()) == 200 and time.monotonic() - began < 20
+
+
+def test_trace_counts_a_function_tool_and_the_wire_call_inside_it_once():
+    from gate.contracts import Observation
+    from gate.contracts.trace_checks import ToolCallsMax
+    from gate.proxy.trace import TraceEntry
+
+    fn = TraceEntry(seq=1, target="functions", kind="tool", method="CALL", path="/issue_refund", tool="issue_refund",
+                    forwarded=True, extra={"transport": "function"})
+    wire = TraceEntry(seq=2, target="orders", kind="tool", method="POST", path="/refunds", tool="orders",
+                      forwarded=True, extra={"within": 1})
+    obs = Observation(output="ok", reason="ok", trace=[fn, wire])
+    assert ToolCallsMax(id="t", type="tool_calls_max", max=1).check(obs).passed
+    assert ToolCallsMax(id="t", type="tool_calls_max", max=1).check(obs).message.startswith("1 tool call")
+    assert ToolCallsMax(id="t", type="tool_calls_max", max=0, target="orders").check(obs).passed is False

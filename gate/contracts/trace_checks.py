@@ -35,6 +35,8 @@ class _TraceFilter(InvariantBase):
                 continue
             if e.kind == "tool" and not is_tool_call(e):
                 continue  # MCP protocol and session traffic is not a tool call
+            if e.extra.get("within") is not None and not self.narrowed:
+                continue  # made by an in-process tool call already counted: one call, not two
             if self.target and not fnmatch.fnmatchcase(e.target, self.target):
                 continue
             if self.tool and not any(self.names(e, call) for call in calls_of(e)):
@@ -45,6 +47,11 @@ class _TraceFilter(InvariantBase):
                 continue
             out.append(e)
         return out
+
+    @property
+    def narrowed(self) -> bool:
+        """A filter names what to count: then a wire call made inside a function tool counts on its own."""
+        return bool(self.target or self.tool or self.method or self.path)
 
     def names(self, e, call: dict) -> bool:
         """Does the `tool:` glob (if any) name this call: its tool, or an MCP upstream's name?"""
