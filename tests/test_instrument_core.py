@@ -252,3 +252,27 @@ def test_trace_counts_a_function_tool_and_the_wire_call_inside_it_once():
     assert ToolCallsMax(id="t", type="tool_calls_max", max=1).check(obs).passed
     assert ToolCallsMax(id="t", type="tool_calls_max", max=1).check(obs).message.startswith("1 tool call")
     assert ToolCallsMax(id="t", type="tool_calls_max", max=0, target="orders").check(obs).passed is False
+
+
+def test_side_effect_once_judges_the_wire_writes_a_function_tool_made():
+    from gate.contracts import Observation
+    from gate.contracts.trace_checks import SideEffectOnce
+    from gate.proxy.trace import TraceEntry
+
+    def fn(seq):
+        return TraceEntry(seq=seq, target="functions", kind="tool", method="CALL", path="/refund", tool="refund",
+                          forwarded=True, body=b'{"arguments": {"order_id": "1"}, "name": "refund"}',
+                          extra={"transport": "function"})
+
+    def post(seq, within, key=None):
+        return TraceEntry(seq=seq, target="orders", kind="tool", method="POST", path="/refunds", tool="orders",
+                          forwarded=True, body=b'{"order_id": "1"}', idempotency_key=key, extra={"within": within})
+
+    once = SideEffectOnce(id="once", type="side_effect_once")
+    keyed = Observation(output="ok", reason="ok", trace=[fn(1), post(2, 1, "k-1"), fn(3), post(4, 3, "k-1")])
+    assert once.check(keyed).passed  # the function ran twice, but the upstream could deduplicate the write
+    unkeyed = Observation(output="ok", reason="ok", trace=[fn(1), post(2, 1), fn(3), post(4, 3)])
+    assert not once.check(unkeyed).passed and "orders" in once.check(unkeyed).message
+    local = Observation(output="ok", reason="ok", trace=[fn(1), fn(2)])
+    assert not once.check(local).passed
+    assert SideEffectOnce(id="once", type="side_effect_once", idempotent=["refund"]).check(local).passed

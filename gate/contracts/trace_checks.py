@@ -28,14 +28,15 @@ class _TraceFilter(InvariantBase):
     method: str | None = None
     path: Regex | None = Field(default=None, description="Regex searched in the path.")
 
-    def selected(self, obs: Observation, kind: str | None = None) -> list:
+    def selected(self, obs: Observation, kind: str | None = None, nested: bool = False) -> list:
+        """Matching entries; `nested` keeps wire calls made inside an in-process tool call too."""
         out = []
         for e in obs.trace:
             if kind and e.kind != kind:
                 continue
             if e.kind == "tool" and not is_tool_call(e):
                 continue  # MCP protocol and session traffic is not a tool call
-            if e.extra.get("within") is not None and not self.narrowed:
+            if e.extra.get("within") is not None and not (self.narrowed or nested):
                 continue  # made by an in-process tool call already counted: one call, not two
             if self.target and not fnmatch.fnmatchcase(e.target, self.target):
                 continue
@@ -164,10 +165,18 @@ class SideEffectOnce(_TraceFilter):
                                description="HTTP methods that write (MCP and in-process tool calls count whatever "
                                            "their method).")
     honor_idempotency_key: bool = True
+    idempotent: list[str] = Field(
+        default_factory=list, description="Globs of tools that deduplicate repeated calls themselves (by their "
+                                          "arguments): their repeats are not counted.")
 
     def check(self, obs):
         # on replay, a recorded request that reached the upstream counts as reaching it
-        reached = [e for e in self.selected(obs, "tool") if e.forwarded or e.extra.get("forwarded_as_recorded")]
+        reached = [e for e in self.selected(obs, "tool", nested=True)
+                   if e.forwarded or e.extra.get("forwarded_as_recorded")]
+        # a function tool that wrote over the wire: its wire calls (with their idempotency keys) are the side effect
+        parents = {e.extra["within"] for e in reached if e.extra.get("within") is not None}
+        reached = [e for e in reached if e.seq not in parents
+                   and not any(fnmatch.fnmatchcase(e.tool or "", g) for g in self.idempotent)]
         keys, shown, writes = Counter(), {}, 0
         for e in reached:
             for key, what in self._writes(e):
