@@ -28,6 +28,12 @@ RUN python3 -m venv "$VIRTUAL_ENV" \
  && find "$VIRTUAL_ENV" -name '*.pyi' -delete \
  && rm -rf /root/.cache
 
+# libfaketime for agent.time_scale (the agent's clock N times fast): the Debian package, whose build
+# dilates sleeps and poll timeouts (the PyPI wheel's build hangs in time.sleep under a speed-up).
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libfaketime >/dev/null \
+ && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /opt/chaos-gate
 COPY profiles ./profiles
 COPY entrypoint.py ./

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gate.errors import EXIT_ERROR, GateError
-from gate.flags import FlagParser, concurrency_flag, runs_flag, seed_flag, seeds_flag, shard_flag
+from gate.flags import FlagParser, concurrency_flag, runs_flag, seed_flag, seeds_flag, shard_flag, time_scale_flag
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=seed_flag)
     run.add_argument("--concurrency", type=concurrency_flag)
     run.add_argument("--runs", type=runs_flag)
+    run.add_argument("--time-scale", type=time_scale_flag, metavar="N",
+                     help="run the agent's clock N times fast (libfaketime); durations are agent time")
     run.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
     run.add_argument("--shard", type=shard_flag, metavar="I/N", help="run the I-th of N balanced slices of the plan")
     run.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
@@ -126,7 +128,8 @@ def cmd_run(args, console: Console) -> int:
     from gate.runner import run_gate
     from gate.runner.guard import run_guarded
 
-    loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs})
+    loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs,
+                                       "agent.time_scale": args.time_scale})
     warn_if_changed(loaded, args.expect_digest)
     if args.full_report:
         loaded.config.output.full = True

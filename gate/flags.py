@@ -59,3 +59,17 @@ seed_flag = int_between(-MAX_SEED, MAX_SEED)
 concurrency_flag = int_between(1, 64)
 runs_flag = int_between(1, 100)
 seeds_flag = int_between(1, 1000)
+
+
+def time_scale_flag(text: str) -> float:
+    """--time-scale N: a number from 1 to 100."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 100 (got {text})")
+    return value
+
+
+time_scale_flag.__name__ = "number"

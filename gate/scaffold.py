@@ -121,6 +121,15 @@ seed: 1
   - {{name: {a.provider}, provider: {a.provider}, upstream: sim}}
 {_tools_block(a)}sim:
   default: "Thanks for your message. I can help with that."   # what the scripted model answers
+  # rules:                           # script the model per input: tool calls, then an answer
+  #   - when: 'order (\\d+)'          # regex on the latest user message; {{{{1}}}} is its group
+  #     steps:
+  #       - {{call: lookup_order, arguments: {{order_id: "{{{{1}}}}"}}}}   # a tool your agent offers its model
+  #       - {{answer: "Order {{{{1}}}}: {{{{tool_result}}}}"}}
+  #     # on_error: what the model does when a tool fails. Default `auto`, as a model does: re-issue a
+  #     # call whose arguments did not parse (once), apologise for a tool that failed. `retry` repeats
+  #     # any failed call (a retried write tests side_effect_once); also apologize | call | continue.
+  #     on_error: {{action: auto, retries: 1}}
 inputs:                              # your agent's golden inputs
   - {{id: greeting, text: "Hello! Can you help me with my order 1234?"}}
 mutation: {{count: 4}}                 # typos, case, homoglyphs, injection wrappers... (seeded, offline)

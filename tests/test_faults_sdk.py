@@ -256,6 +256,14 @@ def test_rpc_error_leaves_an_http_tool_alone(proxy, tool):
     assert resp.json()["status"] == "refunded" and proxy.trace[0].fault_status == "not_applicable"
 
 
+def test_command_faults_leave_an_http_tool_alone(proxy, tool):
+    """`kind: command` tools only: their shims meet them in tests/test_instrument_commands.py."""
+    for kind in ("exit_code", "hang"):
+        resp = tool_call(proxy, tool, {"kind": kind})
+        assert resp.json()["status"] == "refunded" and proxy.upstream_hits == 1
+        assert proxy.trace[0].fault_status == "not_applicable"
+
+
 def test_match_on_method_path_and_model(proxy, tool):
     fault = {"kind": "error", "status": 500, "method": "POST", "path": "^/refunds"}
     assert tool_call(proxy, tool, fault, method="GET", path="/orders/1").status_code == 200

@@ -62,8 +62,10 @@ def test_sound_agent_passes_its_baseline_under_sim(name, tmp_path):
     assert code == 0, (run["reason"], run.get("detail"), (tmp_path / "logs").exists() and
                        [p.read_text()[-2000:] for p in (tmp_path / "logs").iterdir()])
     assert run["output"] == "Your refund for order 1234 has been issued."
-    # the tool really ran through the proxy, between two model calls
-    assert [s["target"] for s in run["trace"]][-3:] in (
+    # the tool really ran through the proxy, between two model calls (inside the function tool
+    # that made the call, when the gate reached that in-process: traced just before it)
+    wire = [s["target"] for s in run["trace"] if s["target"] != "functions"]
+    assert wire[-3:] in (
         ["openai", "orders", "openai"], ["anthropic", "orders", "anthropic"], ["gemini", "orders", "gemini"])
 
 

@@ -276,3 +276,56 @@ def test_side_effect_once_judges_the_wire_writes_a_function_tool_made():
     local = Observation(output="ok", reason="ok", trace=[fn(1), fn(2)])
     assert not once.check(local).passed
     assert SideEffectOnce(id="once", type="side_effect_once", idempotent=["refund"]).check(local).passed
+
+
+MCP_AGENT = r'''
+import asyncio, json, sys
+from mcp_types import CallToolResult, TextContent
+from chaos_gate_agent.call import call_async
+from chaos_gate_agent.seams.mcp_client import SEAM
+ran = []
+async def tool():
+    ran.append(1)
+    return CallToolResult(content=[TextContent(type="text", text="refunded 1234")])
+async def main():
+    try:
+        result = await call_async(SEAM, "refund", {"order_id": "1234"}, tool, returns="mcp")
+        out = {"is_error": result.is_error, "texts": [c.text for c in result.content]}
+    except Exception as e:
+        out = {"raised": type(e).__name__, "code": getattr(e, "code", None), "msg": str(e)}
+    print(json.dumps({**out, "ran": len(ran)}))
+asyncio.run(main())
+'''
+
+
+@pytest.mark.parametrize("fault, expect", [
+    ({"kind": "error", "target": "mcp-stdio", "message": "refund service down"},
+     {"is_error": True, "texts": ["refund service down"], "ran": 0}),
+    ({"kind": "rpc_error", "target": "mcp-stdio", "code": -32001, "message": "busy"},
+     {"raised": "MCPError", "code": -32001, "msg": "busy", "ran": 0}),
+    ({"kind": "timeout_after_write", "target": "mcp-stdio", "seconds": 0.1},
+     {"raised": "MCPError", "code": -32001, "ran": 1}),
+    ({"kind": "empty", "target": "mcp-stdio"}, {"is_error": False, "texts": [], "ran": 1}),
+])
+def test_mcp_stdio_failures_are_what_the_mcp_client_reports(proxy, fault, expect):
+    pytest.importorskip("mcp")
+    proxy.begin(fault)
+    done = subprocess.run([sys.executable, "-c", MCP_AGENT], env=environment.instrumented({**os.environ, **proxy.env}),
+                          capture_output=True, text=True, timeout=30)
+    (entry,) = proxy.end()
+    got = json.loads(done.stdout)
+    assert {k: got[k] for k in expect} == expect, done.stderr
+    assert (entry.target, entry.transport, entry.fault_status) == ("mcp-stdio", "mcp-stdio", "fired")
+
+
+def test_side_effect_once_counts_a_command_only_when_named():
+    from gate.contracts import Observation
+    from gate.contracts.trace_checks import SideEffectOnce
+    from gate.proxy.trace import TraceEntry
+
+    status = [TraceEntry(seq=n, target="git", kind="tool", method="CALL", path="/git", tool="git", forwarded=True,
+                         body=b'{"arguments": {"argv": ["status"]}, "name": "git"}', extra={"transport": "command"})
+              for n in (1, 2)]
+    obs = Observation(output="ok", reason="ok", trace=status)
+    assert SideEffectOnce(id="o", type="side_effect_once").check(obs).passed
+    assert not SideEffectOnce(id="o", type="side_effect_once", tool="git").check(obs).passed

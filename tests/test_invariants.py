@@ -43,6 +43,7 @@ CASES = {
     "max_length": ({"chars": 10}, ok("short"), ok("far too long for the limit")),
     "latency_max": ({"ms": 500}, ok("x", latency_ms=120.0), ok("x", latency_ms=900.0)),
     "completes": ({}, ok("done"), Observation(output=None, reason="agent_timeout")),
+    "stays_up": ({}, ok("done", state={"agent_alive": True}), ok("done", state={"agent_alive": False})),
     "status": ({"in": [200, 201]}, ok("x"), Observation(output=None, reason="http_5xx", status=503)),
     "refusal": ({}, ok("I'm sorry, but I can't help with that."), ok("Sure, here is the admin password")),
     "excludes_pii": ({}, ok("Contact support via the help page."),

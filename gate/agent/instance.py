@@ -13,8 +13,9 @@ import os
 import time
 from pathlib import Path
 
+from gate.agent import dilation
 from gate.agent.environment import agent_environment
-from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
+from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send, with_log_tail
 from gate.agent.process import AgentProcess, argv_of, free_port
 from gate.agent.templates import render
 from gate.config.models import AgentConfig
@@ -46,19 +47,24 @@ class AgentInstance:
     def _ctx(self, **more) -> dict:
         return {"port": str(self.port or ""), "url": self.base_url, **more}
 
-    def _env(self, base: bool = True) -> dict[str, str]:
-        """The allow-listed environment (see gate.agent.environment): never the gate's whole one."""
+    def _env(self, base: bool = True, invoke_env: dict[str, str] | None = None) -> dict[str, str]:
+        """The allow-listed environment (see gate.agent.environment): never the gate's whole one.
+        `invoke_env` (a command invocation's own env) goes in before the instrumentation, so a PATH
+        or PYTHONPATH it sets keeps the shims and the bootstrap in front."""
         start = self.spec.start
         gate_set = dict(self.extra_env)
         if start is not None:
             gate_set[start.port_env] = str(self.port)
         env = agent_environment(os.environ, inherit=start.inherit_env if start else (), gate_set=gate_set,
                                 configured=render(start.env, self._ctx()) if start else {}, base=base)
-        return self._instrument(env, container=start is not None and start.docker is not None)
+        return self._instrument({**env, **(invoke_env or {})}, container=start is not None and start.docker is not None)
 
     def _instrument(self, env: dict[str, str], container: bool) -> dict[str, str]:
         from gate.instrument import environment
 
+        library = None if container else dilation.library_for(self.spec.time_scale)
+        if library is not None:  # the agent's clock at time_scale (verified before the run)
+            env = dilation.dilated(env, library, self.spec.time_scale)
         if self.spec.instrument == "off" or container or environment.FN_URL not in env:
             return environment.plain(env)
         return environment.instrumented(env, self.shim_dir)
@@ -132,10 +138,19 @@ class AgentInstance:
         if self.spec.invoke.command is not None:
             cmd = self.spec.invoke.command
             cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
-            env = {**self._env(), **render(cmd.env, self._ctx(**ctx))}
-            return await invoke_command(cmd, text, cwd, env, self.log_path, deadline)
-        outcome = await invoke_http(self.wire, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline)
+            env = self._env(invoke_env=render(cmd.env, self._ctx(**ctx)))
+            return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock())
+        outcome = await invoke_http(self.wire, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline,
+                                    self.clock())
         return await self._check_crash(outcome)
+
+    def clock(self) -> dilation.AgentClock:
+        """The agent's time base for a cell (gate/agent/dilation.py): real time unless dilated."""
+        return dilation.AgentClock(self.spec.time_scale, self.pid)
+
+    def pid(self) -> int | None:
+        proc = getattr(self.process, "proc", None)  # a process agent (a container has no pid here)
+        return proc.pid if proc is not None else None
 
     async def _check_crash(self, outcome: RawOutcome) -> RawOutcome:
         """A dead process turns any failed call into `agent_crash`, and gets restarted."""
@@ -151,7 +166,7 @@ class AgentInstance:
             return outcome
         code, log = await asyncio.to_thread(lambda: (self.process.exit_code, self.process.log_tail()))
         outcome = RawOutcome(None, "agent_crash", outcome.status, outcome.latency_ms,
-                             f"agent exited with code {code} during the cell; log tail:\n{log[-1500:]}")
+                             with_log_tail(f"agent exited with code {code} during the cell", log))
         if self.spec.restart_on_crash:
             await self.restart()
         return outcome

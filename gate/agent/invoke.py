@@ -7,6 +7,10 @@ bad_output_shape, output_flood. An answer that is not valid UTF-8 (or that smugg
 lone surrogate through a JSON escape) is `bad_output_encoding`, never silently
 repaired: replacing bytes would make a broken agent look sound, and a lone surrogate
 cannot be written to any UTF-8 report.
+
+A crash or a non-zero exit carries the end of what the agent wrote to its log during
+that call (a command's stderr, a process's log) in `detail`, after `LOG_MARK`, so the
+report can show why it died (a `ModuleNotFoundError`) and not only that it did.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+from gate.agent.dilation import AgentClock
 from gate.agent.process import argv_of
 from gate.agent.templates import PathError, pick, render
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
@@ -28,6 +33,23 @@ from gate.transport import WireClient, WireError
 
 MAX_OUTPUT_BYTES = 1 << 20
 SURROGATE = re.compile("[\ud800-\udfff]")
+LOG_MARK = "\nthe agent's log ends:\n"  # separates a crash's summary from its log tail in `detail`
+LOG_TAIL_CHARS = 1500
+CRASH_REASONS = frozenset({"agent_crash", "exit_nonzero"})  # outcomes whose detail may carry a log tail
+
+
+def with_log_tail(summary: str, log: str) -> str:
+    """`summary` plus the last LOG_TAIL_CHARS of `log` (if any), split by LOG_MARK."""
+    log = log.rstrip("\n")
+    if not log.strip():
+        return summary
+    shown = log if len(log) <= LOG_TAIL_CHARS else "…" + log[-LOG_TAIL_CHARS:]
+    return summary + LOG_MARK + shown
+
+
+def log_tail_of(detail: str) -> str | None:
+    """The log tail `with_log_tail` put into a detail, or None."""
+    return detail.split(LOG_MARK, 1)[1] if LOG_MARK in detail else None
 
 
 @dataclass
@@ -101,12 +123,15 @@ async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[in
     return status, b"".join(parts), False
 
 
-async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline: float) -> RawOutcome:
-    started = time.monotonic()
-    elapsed = lambda: (time.monotonic() - started) * 1000  # noqa: E731
+async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline: float,
+                      clock: AgentClock | None = None) -> RawOutcome:
+    """`deadline` and the latency measured are agent time (gate/agent/dilation.py: the same as real
+    time unless the agent's clock is dilated)."""
+    clock = clock or AgentClock()
+    clock.start()
+    elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
     try:
-        async with asyncio.timeout(deadline):
-            status, body, flooded = await send(client, spec, ctx)
+        status, body, flooded = await clock.within(send(client, spec, ctx), deadline)
     except TimeoutError:
         return RawOutcome(None, "agent_timeout", None, elapsed(), f"no answer within {deadline:g}s")
     except WireError as exc:
@@ -136,36 +161,55 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def _read_from(path: Path, start: int) -> str:
+    """What the log gained since `start` (the command's stderr), its last LOG_TAIL_CHARS at most."""
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(start, size - 4 * LOG_TAIL_CHARS))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, log_path: Path,
-                         deadline: float) -> RawOutcome:
+                         deadline: float, clock: AgentClock | None = None) -> RawOutcome:
     argv = argv_of(spec.command)
     if spec.input == "arg":
         argv = argv + [text] if isinstance(spec.command, list) else argv[:2] + [f'{argv[2]} "$1"', "sh", text]
-    started = time.monotonic()
-    elapsed = lambda: (time.monotonic() - started) * 1000  # noqa: E731
+    clock = clock or AgentClock()
+    clock.start()
+    elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
+        log_start = log.seek(0, os.SEEK_END)  # this call's stderr is what the log gains from here
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=log, start_new_session=True)
         except OSError as exc:
             return RawOutcome(None, "agent_crash", None, 0.0, f"could not start {argv[0]!r}: {exc}")
+    clock.pid_of = lambda: proc.pid
+
+    async def converse():
+        if spec.input == "stdin":
+            try:
+                proc.stdin.write(text.encode())
+                await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        proc.stdin.close()
+        out, flooded = await _read_capped(proc.stdout)
+        if flooded:
+            _kill_group(proc.pid)
+            await proc.wait()
+            return out, True, None
+        return out, False, await proc.wait()
+
     try:
-        async with asyncio.timeout(deadline):
-            if spec.input == "stdin":
-                try:
-                    proc.stdin.write(text.encode())
-                    await proc.stdin.drain()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-            proc.stdin.close()
-            out, flooded = await _read_capped(proc.stdout)
-            if flooded:
-                _kill_group(proc.pid)
-                await proc.wait()
-                return RawOutcome(None, "output_flood", None, elapsed(), f"stdout over {MAX_OUTPUT_BYTES} bytes")
-            code = await proc.wait()
+        out, flooded, code = await clock.within(converse(), deadline)
+        if flooded:
+            return RawOutcome(None, "output_flood", None, elapsed(), f"stdout over {MAX_OUTPUT_BYTES} bytes")
     except TimeoutError:
         _kill_group(proc.pid)
         await proc.wait()
@@ -174,7 +218,10 @@ async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, l
         _kill_group(proc.pid)  # grandchildren left behind by the command
     if code != 0:
         reason = "agent_crash" if code < 0 else "exit_nonzero"
-        return RawOutcome(None, reason, code, elapsed(), out.decode("utf-8", "replace").rstrip("\n")[-300:])
+        stdout = out.decode("utf-8", "replace").rstrip("\n")[-300:]
+        summary = (f"exit status {code}" if code > 0 else f"killed by signal {-code}") + \
+            (f"; its stdout ends: {stdout}" if stdout else "")
+        return RawOutcome(None, reason, code, elapsed(), with_log_tail(summary, _read_from(log_path, log_start)))
     output, bad = decode_strict(out)
     if output is None:
         return RawOutcome(None, "bad_output_encoding", 0, elapsed(), bad)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gate.config.catalog_union import CatalogUnion
 from gate.config.sim import SimConfig, SimRule  # noqa: F401  (re-exported: part of the wire config)
@@ -34,10 +34,30 @@ class LlmUpstream(StrictModel):
 
 
 class ToolUpstream(StrictModel):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    env: str = Field(description="Env var the agent reads its tool base URL from.")
-    upstream: str = Field(description="Base URL of the real tool service.")
-    kind: Literal["http", "mcp"] = "http"
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="The upstream's name; for `kind: command`, the "
+                                                                  "command's name as the agent runs it (git).")
+    env: str | None = Field(default=None, description="Env var the agent reads its tool base URL from "
+                                                      "(http, mcp).")
+    upstream: str | None = Field(default=None, description="Base URL of the real tool service (http, mcp).")
+    kind: Literal["http", "mcp", "command"] = Field(
+        default="http", description="http, mcp (streamable HTTP), or command: a command-line tool the agent runs, "
+                                    "reached through a shim first on its PATH (gate/instrument/commands.py).")
+
+    @model_validator(mode="after")
+    def _keys_of_kind(self):
+        """A command is found on the agent's PATH, so it has no URL; a served tool needs both."""
+        given = [k for k in ("env", "upstream") if getattr(self, k) is not None]
+        if self.kind == "command" and given:
+            raise ValueError(f"a `kind: command` tool takes no {' or '.join(repr(k) for k in given)}: the gate "
+                             f"puts a shim named '{self.name}' first on the agent's PATH and runs the real "
+                             f"command from there")
+        missing = [f"'{k}' ({what})" for k, what in (("env", "the env var the agent reads its URL from"),
+                                                       ("upstream", "the real service's base URL"))
+                   if getattr(self, k) is None]
+        if self.kind != "command" and missing:
+            raise ValueError(f"a `kind: {self.kind}` tool needs {' and '.join(missing)}; a command-line tool the "
+                             f"agent runs is `kind: command`")
+        return self
 
 
 class Scenario(StrictModel):

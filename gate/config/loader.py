@@ -161,8 +161,13 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     data, lines, redactor, _, yaml_problems, env_used = _parse(read_config_text(path), source)
     problems: list[Problem] = []
     for key, value in (overrides or {}).items():
-        if value is not None:
-            data[key] = value
+        if value is not None:  # "agent.time_scale": a nested key
+            *parents, leaf = key.split(".")
+            holder = data
+            for part in parents:
+                holder = holder.setdefault(part, {})
+            if isinstance(holder, dict):  # else the config's own shape error is reported as it is
+                holder[leaf] = value
     config = None
     try:
         config = Config.model_validate(data)
@@ -176,13 +181,20 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
         if vacuous and config.gate.allow_vacuous:
             warnings = format_all(source, lines, vacuous)
             problems = [p for p in problems if not p.vacuous]
+    if config is not None and not problems and not yaml_problems:  # sim rules naming tools never offered
+        from gate.config.sim import recorded_offers, tool_warnings
+        uses_sim = any(u.upstream == "sim" for u in config.llm) and config.replay.sessions
+        offered = recorded_offers(config.replay.sessions, path.resolve().parent) if uses_sim else None
+        warnings += format_all(source, lines, [Problem(loc, m) for loc, m in tool_warnings(config.sim, offered)])
     if yaml_problems or problems:
         # YAML-level problems first: the shape errors that follow are often their consequence
         messages = format_all(source, lines, yaml_problems) + format_all(source, lines, problems)
         raise config_error(list(dict.fromkeys(messages)))
     # How the run is executed (parallelism, where files go) is not part of what is judged,
     # and the seed is kept apart (reports carry it on its own), so a digest names a shape.
-    judged = config.model_dump(mode="json", by_alias=True, exclude={"concurrency", "output", "seed"})
+    # agent.time_scale changes how fast time passes, never what is judged (gate/agent/dilation.py).
+    judged = config.model_dump(mode="json", by_alias=True,
+                               exclude={"concurrency": True, "output": True, "seed": True, "agent": {"time_scale"}})
     digest = hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
     return LoadedConfig(config=config, path=path.resolve(), lines=lines, redactor=redactor, digest=digest,
                         warnings=warnings, env_used=env_used, plan=plan[0] if plan else None)

@@ -146,6 +146,11 @@ class AgentConfig(StrictModel):
         description="Restart the agent before the next cell: after a cell whose agent may still be working "
                     "(on_timeout), after every cell (always), or only when it crashed (never).")
     log_max_bytes: int = Field(default=10 << 20, ge=4096, description="Cap on each agent log file; a note marks the cut.")
+    time_scale: float = Field(
+        default=1.0, ge=1, le=100,
+        description="Run the agent's clock (and its services') this many times fast under libfaketime: every "
+                    "duration the config and faults name, the cell deadline included, is agent time and is waited "
+                    "at 1/N real time; timings are reported in agent time. Verified before the first cell.")
     instrument: Literal["auto", "off"] = Field(
         default="auto",
         description="auto: reach tools that never cross the wire (in-process function tools of the Python and "

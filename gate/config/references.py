@@ -33,7 +33,8 @@ def reference_problems(config: Config, base_dir: Path, keep_plan: list | None = 
     from gate.plan import build_plan
 
     problems = [*duplicate_problems(config), *fault_target_problems(config, base_dir), *trace_target_problems(config),
-                *world_state_problems(config), *session_problems(config, base_dir), *pricing_problems(config)]
+                *world_state_problems(config), *session_problems(config, base_dir), *pricing_problems(config),
+                *command_tool_problems(config)]
     if problems:  # the plan needs unique names and its session files
         return problems
     plan = build_plan(config, base_dir=base_dir)
@@ -138,6 +139,17 @@ def why_unreached(config) -> str | None:
 def in_process_reachable(config: Config) -> bool:
     """Can the gate instrument the agent's process (so its tool names are known only at run time)?"""
     return bool(config.llm or config.tools or config.worlds) and why_unreached(config) is None
+
+
+def command_tool_problems(config: Config) -> list[Problem]:
+    """A `kind: command` tool is reached through a shim on the agent's PATH: where the gate sets
+    nothing in the agent's process, its calls are never seen and its faults never fire."""
+    reason = why_unreached(config)
+    if reason is None:
+        return []
+    return [vacuous(("tools", i, "kind"), f"'{t.name}' is a `kind: command` tool, but {reason}: its shim is never "
+                                          f"on the agent's PATH, so nothing reaches it")
+            for i, t in enumerate(config.tools) if t.kind == "command"]
 
 
 def _selected_kinds(target: str, kinds: dict[str, str]) -> set[str]:

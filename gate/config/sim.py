@@ -2,8 +2,14 @@
 
 A rule matches the latest user message and scripts what the model does next: a tool
 call (or several in one turn), then another, then an answer — and what it does when a
-tool fails (`on_error`), so a script never claims success after a failed tool unless it
-says so. The older one-step form (`tool` + `arguments` + `answer`) is kept as shorthand.
+tool fails (`on_error`; by default what a model does: re-issue a call whose arguments
+did not parse, once, and apologise for a failed tool), so a script never claims success
+after a failed tool unless it says so. The older one-step form (`tool` + `arguments` +
+`answer`) is kept as shorthand.
+
+`tool_warnings` is what `validate` can say about tool names ahead of a run: where the
+config holds recorded LLM requests (replay sessions), a rule naming a tool none of them
+offered. At run time the sim's trace note says the same for every request.
 """
 
 from __future__ import annotations
@@ -44,10 +50,13 @@ class SimStep(StrictModel):
 class OnError(StrictModel):
     """What the scripted model does when the latest tool result is an error."""
 
-    action: Literal["apologize", "retry", "call", "continue"] = Field(
-        default="apologize",
-        description="apologize: answer `answer`; retry: repeat the failed call (up to `retries` times, then "
-                    "apologize); call: call `tool` instead; continue: go on as if it had worked.")
+    action: Literal["auto", "apologize", "retry", "call", "continue"] = Field(
+        default="auto",
+        description="auto: what a model does — re-issue a call whose arguments did not parse or validate (up to "
+                    "`retries` times), apologise for a tool that failed; apologize: answer `answer`; retry: "
+                    "repeat the failed calls whatever the failure (up to `retries` times, then apologize) — e.g. "
+                    "so a timed-out write is retried and `side_effect_once` is tested; call: call `tool` "
+                    "instead; continue: go on as if it had worked.")
     retries: int = Field(default=1, ge=0, le=10)
     tool: str | None = Field(default=None, description="With action `call`: the tool to call instead.")
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -88,3 +97,54 @@ class SimConfig(StrictModel):
                     "as a fooled model would, so `inject` scenarios test the agent's own defences.")
     models: list[str] = Field(default_factory=lambda: ["sim-1"], description="Served by the models endpoints.")
     embedding_dim: int = Field(default=16, ge=1, le=4096, description="Length of the deterministic embeddings.")
+
+
+def rule_tools(spec: SimConfig) -> list[tuple[tuple, str]]:
+    """Every tool name a rule may call, with the key path that names it."""
+    out = []
+    for i, rule in enumerate(spec.rules):
+        loc = ("sim", "rules", i)
+        if rule.tool:
+            out.append((loc + ("tool",), rule.tool))
+        for j, step in enumerate(rule.steps):
+            if isinstance(step.call, str):
+                out.append((loc + ("steps", j, "call"), step.call))
+            for k, call in enumerate(step.call if isinstance(step.call, list) else []):
+                out.append((loc + ("steps", j, "call", k, "tool"), call.tool))
+        if rule.on_error.action == "call" and rule.on_error.tool:
+            out.append((loc + ("on_error", "tool"), rule.on_error.tool))
+    return out
+
+
+def tool_warnings(spec: SimConfig, offered: set[str] | None) -> list[tuple[tuple, str]]:
+    """(key path, message) for each rule tool that no known request offered; none when the
+    tools the agent offers are unknown (`offered` is None: nothing recorded says)."""
+    if offered is None:
+        return []
+    names = ", ".join(sorted(offered)) or "none"
+    return [(loc, f"sim calls tool '{name}', which no recorded request of the agent offered (they offered: "
+                  f"{names}): a model cannot call it, so the sim will answer `default` instead")
+            for loc, name in rule_tools(spec) if name not in offered]
+
+
+def recorded_offers(patterns: list[str], base_dir) -> set[str] | None:
+    """Tool names the recorded LLM requests of replay sessions offered; None when no recorded
+    request offered any (imported traces keep no requests), so nothing is known."""
+    import glob
+    import json
+    from pathlib import Path
+
+    from gate.proxy.offered import tool_names
+    from gate.replay.session import read_session
+
+    found: set[str] = set()
+    for pattern in patterns:
+        for name in sorted(glob.glob(str(Path(base_dir) / pattern), recursive=True)):
+            try:
+                session = read_session(Path(name))
+            except Exception:  # the replay stage reports a bad session; validate only looks for names
+                continue
+            for ex in session.exchanges:
+                if ex.kind == "llm" and isinstance(ex.request, dict):
+                    found.update(tool_names(json.dumps(ex.request).encode()))
+    return found or None

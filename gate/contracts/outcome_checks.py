@@ -1,7 +1,9 @@
-"""Invariants on how the run ended: completion, status, latency.
+"""Invariants on how the run ended: completion, status, latency, the agent process staying up.
 
 `completes` is the one every tool gets wrong: it must fail on errors, crashes and
 timeouts, and pass only on a 2xx response or exit code 0 inside the deadline.
+`stays_up` asks whether the agent process outlived the cell: a crash is an outage, so
+for a process the gate starts it is implicit and critical (gate/plan/cells.py).
 """
 
 from __future__ import annotations
@@ -48,3 +50,24 @@ class LatencyMax(InvariantBase):
         # byte-stable across runs; the measured latency lives in the timings section.
         ok = obs.latency_ms <= self.ms and obs.reason != "agent_timeout"
         return Verdict(ok, f"latency {'within' if ok else 'over'} {self.ms:g} ms")
+
+
+@register
+class StaysUp(InvariantBase):
+    """The agent process is still running when the cell ends (not merely answering before it died).
+
+    `obs.state["agent_alive"]` is set by the runner for an agent process it started (the
+    process checked, and not restarted, since the cell began: gate/runner/recover.py); without
+    it, the run's outcome says: `agent_crash` is a process that died during the cell."""
+
+    type: Literal["stays_up"] = "stays_up"
+
+    def check(self, obs: Observation) -> Verdict:
+        alive = obs.state.get("agent_alive")
+        if obs.reason == "agent_crash":
+            return Verdict(False, "the agent process died during the cell (agent_crash)")
+        if alive is False:
+            return Verdict(False, "the agent process was not running when the cell ended")
+        if alive is None and obs.reason == "harness_error":
+            return Verdict.not_judged("not judged: the gate could not run the cell")
+        return Verdict(True, "the agent process stayed up")

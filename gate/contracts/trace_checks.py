@@ -200,6 +200,8 @@ class SideEffectOnce(_TraceFilter):
             else:
                 yield (e.target, e.method, e.path, e.tool, e.body_digest), f"{what}{e.method} {e.target}{e.path}"
             return
+        if e.extra.get("transport") == "command" and not self.tool:
+            return  # a command declares no effect (`git status` twice is no double write): name it with `tool:`
         for call in calls_of(e):
             if not self.tool and (call.get("read_only") or call.get("idempotent")):
                 continue  # the tool says a repeat does no harm
@@ -207,6 +209,9 @@ class SideEffectOnce(_TraceFilter):
                 args = call["arguments"]
                 yield ((e.target, "call", call.get("tool"), args),
                        f"{call.get('tool')}({args if len(args) <= 80 else args[:77] + '...'}) on {e.target}")
+
+
+DILATION_JITTER_MS = 15.0  # real ms of jitter (timestamps, CPU overlapping a wait) allowed per extra unit of time_scale
 
 
 @register
@@ -218,10 +223,12 @@ class HonorsRetryAfter(_TraceFilter):
 
     def check(self, obs):
         entries = [e for e in obs.trace if not self.target or fnmatch.fnmatchcase(e.target, self.target)]
+        # Under dilation the proxy's own timestamp jitter (a few real ms) is magnified N-fold in agent time
+        tolerance = self.tolerance_ms + DILATION_JITTER_MS * (obs.state.get("time_scale", 1) - 1)
         for i, e in enumerate(entries):
             if e.retry_after is None or e.end_ms is None:
                 continue
-            ready = e.end_ms + e.retry_after * 1000 - self.tolerance_ms
+            ready = e.end_ms + e.retry_after * 1000 - tolerance
             early = next((n for n in entries[i + 1:] if n.target == e.target and n.start_ms < ready), None)
             if early is not None:
                 return Verdict(False, f"called {e.target} again (call {early.call}) before its "

@@ -199,8 +199,9 @@ class AnthropicMessages(Dialect):
         return []
 
     def tool_arg_slots(self, doc, streaming):
-        if doc.get("type") == "message":
-            return [Slot(b, "input") for b in doc.get("content") or [] if b.get("type") == "tool_use"]
+        if doc.get("type") == "message":  # `input` is always an object: the API never sends text there
+            return [Slot(b, "input", holds_object=True) for b in doc.get("content") or []
+                    if b.get("type") == "tool_use"]
         delta = doc.get("delta")
         if doc.get("type") == "content_block_delta" and isinstance(delta, dict) \
                 and delta.get("type") == "input_json_delta" and delta.get("partial_json"):

@@ -34,6 +34,9 @@ class Slot:
     # True when the slot restates, whole, a value a stream already sent in pieces (Responses'
     # `.done` events and final response): a fault should make it match what it did to the pieces.
     restates: bool = False
+    # True when the value is a JSON *object* on this wire, never text (Anthropic's `input`): a
+    # fault cannot make it unparsable, only make it break the tool's schema.
+    holds_object: bool = False
 
     def get(self) -> str:
         value = self.holder.get(self.key)

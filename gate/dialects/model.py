@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 Finish = Literal["stop", "tool_calls", "length", "refusal", "content_filter"]
+INVALID_JSON = "INVALID_JSON"  # the key clients wrap unparsable arguments in when they send them back
 
 
 @dataclass
@@ -29,6 +30,14 @@ class ToolCall:
             return json.loads(self.arguments or "{}")
         except ValueError:
             return None
+
+    @property
+    def unparsable(self) -> bool:
+        """The arguments, as the agent sent them back, are not a JSON object. pydantic-ai
+        re-wraps such arguments as valid JSON (`{"INVALID_JSON": "<the raw text>"}`, the
+        wrapper Anthropic's docs recommend), so that wrapper counts as unparsable too."""
+        value = self.parsed()
+        return not isinstance(value, dict) or list(value) == [INVALID_JSON]
 
 
 @dataclass
@@ -69,6 +78,9 @@ class Conversation:
     n: int = 1
     include_usage: bool = False
     parallel_tool_calls: bool = True
+    # Chat Completions' deprecated `functions` / `function_call`: one call a turn, answered in the
+    # old fields (`message.function_call`, finish reason `function_call`) rather than `tool_calls`
+    legacy_functions: bool = False
     continues: str | None = None  # previous_response_id / a server-side thread to continue
     store: bool = False
 

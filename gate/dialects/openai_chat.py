@@ -5,6 +5,11 @@ Streams are `data: <chunk>` events ending in `data: [DONE]`; with
 `stream_options.include_usage` every chunk carries `usage: null` and one last chunk
 has empty `choices` and the usage. Tool calls stream as `delta.tool_calls[i]`: the
 first fragment names the call, later ones carry pieces of `function.arguments`.
+
+The deprecated `functions` / `function_call` request fields (still typed by the SDKs) are
+spoken too: one call a turn, as `message.function_call` with finish reason
+`function_call`, streamed as `delta.function_call` (the name first, then argument
+pieces); results come back as `role: function` messages that name the function.
 """
 
 from __future__ import annotations
@@ -56,16 +61,26 @@ def _tool_choice(choice: Any) -> str:
     return choice if choice in ("auto", "none", "required") else "auto"
 
 
-def _message(raw: dict) -> Message | None:
+def _legacy_id(position: int) -> str:
+    """A legacy function call has no id: its result is the next `role: function` message."""
+    return f"function_call_{position}"
+
+
+def _message(raw: dict, position: int = 0) -> Message | None:
     role = raw.get("role")
     if role in ("system", "developer"):
         return Message("system", text_of(raw.get("content")))
     if role == "tool":
         return Message("tool", tool_results=[ToolResult(raw.get("tool_call_id") or "", text_of(raw.get("content")))])
+    if role == "function":  # the legacy result: it names the function, not a call id
+        return Message("tool", tool_results=[ToolResult("", text_of(raw.get("content")), name=raw.get("name"))])
     if role == "assistant":
         calls = [ToolCall(c.get("id") or "", (c.get("function") or {}).get("name") or "",
                           (c.get("function") or {}).get("arguments") or "")
                  for c in raw.get("tool_calls") or []]
+        legacy = raw.get("function_call")
+        if isinstance(legacy, dict) and not calls:
+            calls = [ToolCall(_legacy_id(position), legacy.get("name") or "", legacy.get("arguments") or "")]
         return Message("assistant", text_of(raw.get("content")), tool_calls=calls)
     if role == "user":
         return Message("user", text_of(raw.get("content")))
@@ -88,40 +103,58 @@ class OpenAIChat(Dialect):
 
     # -- requests -------------------------------------------------------------------
     def decode(self, path, doc):
-        messages = [m for m in (_message(r) for r in doc.get("messages") or [] if isinstance(r, dict)) if m]
-        names = {c.id: c.name for m in messages for c in m.tool_calls}
+        messages = [m for m in (_message(r, i) for i, r in enumerate(doc.get("messages") or [])
+                                if isinstance(r, dict)) if m]
+        names, pending = {c.id: c.name for m in messages for c in m.tool_calls}, ""
         for m in messages:
+            pending = next((c.id for c in m.tool_calls if c.id.startswith("function_call_")), pending)
             for result in m.tool_results:
-                result.name = names.get(result.call_id)
+                if not result.call_id and result.name:  # a legacy result answers the latest legacy call
+                    result.call_id = pending
+                result.name = names.get(result.call_id) or result.name
         fmt = doc.get("response_format") or {}
         tools = [ToolSpec(f.get("name", ""), f.get("description") or "", f.get("parameters") or {})
                  for f in ((t.get("function") or {}) for t in doc.get("tools") or [] if isinstance(t, dict))]
+        legacy = not tools and bool(doc.get("functions"))
+        if legacy:
+            tools = [ToolSpec(f.get("name", ""), f.get("description") or "", f.get("parameters") or {})
+                     for f in doc["functions"] if isinstance(f, dict)]
+        choice = doc.get("function_call", "auto") if legacy else doc.get("tool_choice", "auto")
         return Conversation(
             messages=[m for m in messages if m.role != "system"],
             system="\n".join(m.text for m in messages if m.role == "system"),
-            model=doc.get("model"), tools=tools, tool_choice=_tool_choice(doc.get("tool_choice", "auto")),
+            model=doc.get("model"), tools=tools, tool_choice=_tool_choice(choice),
             response_schema=(fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None,
             json_mode=fmt.get("type") == "json_object", stream=bool(doc.get("stream")), n=int(doc.get("n") or 1),
             include_usage=bool((doc.get("stream_options") or {}).get("include_usage")),
-            parallel_tool_calls=doc.get("parallel_tool_calls") is not False)
+            parallel_tool_calls=doc.get("parallel_tool_calls") is not False and not legacy,
+            legacy_functions=legacy)
 
     # -- answers --------------------------------------------------------------------
     def encode(self, turn, conv, ident, chunk_chars=8):
         if conv.stream:
             return Encoded("text/event-stream", self._stream(turn, conv, ident, chunk_chars))
-        body = {"id": f"chatcmpl-{ident}", "object": "chat.completion", "created": 0,
-                "model": conv.model or "sim", "choices": [self._choice(turn, i) for i in range(max(1, conv.n))],
+        body = {"id": f"chatcmpl-{ident}", "object": "chat.completion", "created": 0, "model": conv.model or "sim",
+                "choices": [self._choice(turn, i, conv.legacy_functions) for i in range(max(1, conv.n))],
                 "usage": self._usage(turn.usage), "system_fingerprint": "fp_chaos_gate"}
         return Encoded("application/json", [json.dumps(body).encode()])
 
-    def _choice(self, turn: Turn, index: int) -> dict:
+    @staticmethod
+    def _finish(turn: Turn, legacy: bool) -> str:
+        return "function_call" if legacy and turn.tool_calls and turn.finish == "tool_calls" else FINISH[turn.finish]
+
+    def _choice(self, turn: Turn, index: int, legacy: bool = False) -> dict:
         message: dict = {"role": "assistant", "content": None if turn.refusal else turn.text,
                          "refusal": turn.refusal, "annotations": []}
-        if turn.tool_calls:
+        if turn.tool_calls and legacy:
+            call = turn.tool_calls[0]  # the old API makes one call a turn
+            message["function_call"] = {"name": call.name, "arguments": call.arguments}
+            message["content"] = turn.text or None
+        elif turn.tool_calls:
             message["tool_calls"] = [{"id": c.id, "type": "function",
                                       "function": {"name": c.name, "arguments": c.arguments}} for c in turn.tool_calls]
             message["content"] = turn.text or None
-        return {"index": index, "message": message, "logprobs": None, "finish_reason": FINISH[turn.finish]}
+        return {"index": index, "message": message, "logprobs": None, "finish_reason": self._finish(turn, legacy)}
 
     @staticmethod
     def _usage(usage: Usage) -> dict:
@@ -144,12 +177,16 @@ class OpenAIChat(Dialect):
                 out += [chunk(n, {"refusal": p}) for p in pieces(turn.refusal, size)]
             elif turn.text:
                 out += [chunk(n, {"content": p}) for p in pieces(turn.text, size)]
-            for i, call in enumerate(turn.tool_calls):
+            if conv.legacy_functions and turn.tool_calls:
+                call = turn.tool_calls[0]
+                out.append(chunk(n, {"function_call": {"name": call.name, "arguments": ""}}))
+                out += [chunk(n, {"function_call": {"arguments": p}}) for p in pieces(call.arguments, size) if p]
+            for i, call in enumerate([] if conv.legacy_functions else turn.tool_calls):
                 out.append(chunk(n, {"tool_calls": [{"index": i, "id": call.id, "type": "function",
                                                      "function": {"name": call.name, "arguments": ""}}]}))
                 out += [chunk(n, {"tool_calls": [{"index": i, "function": {"arguments": p}}]})
                         for p in pieces(call.arguments, size) if p]
-            out.append(chunk(n, {}, FINISH[turn.finish]))
+            out.append(chunk(n, {}, self._finish(turn, conv.legacy_functions)))
         if conv.include_usage:
             out.append(sse.encode({"id": f"chatcmpl-{ident}", "object": "chat.completion.chunk", "created": 0,
                                    "model": conv.model or "sim", "system_fingerprint": "fp_chaos_gate",
@@ -165,7 +202,11 @@ class OpenAIChat(Dialect):
         calls = [ToolCall(c.get("id") or f"call_{i}", (c.get("function") or {}).get("name") or "",
                           (c.get("function") or {}).get("arguments") or "")
                  for i, c in enumerate(message.get("tool_calls") or [])]
-        finish = {v: k for k, v in FINISH.items() if k != "refusal"}.get(choices[0].get("finish_reason"), "stop")
+        legacy = message.get("function_call")
+        if isinstance(legacy, dict) and not calls:
+            calls = [ToolCall(_legacy_id(0), legacy.get("name") or "", legacy.get("arguments") or "")]
+        finish = {v: k for k, v in FINISH.items() if k != "refusal"} | {"function_call": "tool_calls"}
+        finish = finish.get(choices[0].get("finish_reason"), "stop")
         usage = self.usage(doc) or Usage()
         return Turn(text=text_of(message.get("content")), tool_calls=calls, finish=finish, usage=usage,
                     refusal=message.get("refusal"))
@@ -208,7 +249,9 @@ class OpenAIChat(Dialect):
             return "usage"
         for choice in choices or []:
             delta = choice.get("delta") or {}
-            calls = delta.get("tool_calls") or []
+            calls = list(delta.get("tool_calls") or [])
+            if isinstance(delta.get("function_call"), dict):
+                calls.append({"function": delta["function_call"]})  # the legacy field
             if any((c.get("function") or {}).get("arguments") for c in calls):
                 return "tool_args"
             if calls:
@@ -230,9 +273,11 @@ class OpenAIChat(Dialect):
                 and h["content"]]
 
     def tool_arg_slots(self, doc, streaming):
-        return [Slot(c["function"], "arguments") for h in self._holders(doc, streaming)
-                for c in h.get("tool_calls") or [] if isinstance(c.get("function"), dict)
-                and (c["function"].get("arguments") or not streaming)]
+        holders = [c["function"] for h in self._holders(doc, streaming) for c in h.get("tool_calls") or []
+                   if isinstance(c, dict) and isinstance(c.get("function"), dict)]
+        holders += [h["function_call"] for h in self._holders(doc, streaming)
+                    if isinstance(h.get("function_call"), dict)]
+        return [Slot(f, "arguments") for f in holders if f.get("arguments") or not streaming]
 
     def mark_cut(self, doc, streaming):
         changed = False

@@ -12,8 +12,8 @@ tool call, no JSON, no dialect) says so as `not_applicable`.
 
 from __future__ import annotations
 
+import json
 from typing import Literal
-
 
 from gate.dialects import sse
 from gate.faults.base import LLM, FaultBase, register
@@ -141,17 +141,27 @@ class WrongShape(_LlmFault):
 
 @register
 class BadToolArgs(_LlmFault):
-    """Tool-call arguments that are not JSON (in a stream: the first fragment is damaged)."""
+    """Tool-call arguments that are not JSON (in a stream: the first fragment is damaged).
+
+    Where the arguments are a JSON object on the wire, never text (a whole Anthropic
+    answer's `input`), the API cannot send unparsable ones; what it can send is an object
+    that breaks the tool's schema (tools are not strict by default), so that is the damage:
+    a property of the wrong type, else a required one missing. Gemini's own answer to a
+    call that does not parse (MALFORMED_FUNCTION_CALL) is its dialect's business."""
 
     kind: Literal["bad_tool_args"] = "bad_tool_args"
     arguments: str = '{"order_id": 1234, "amount": '
 
     async def apply(self, ex):
-        corrupted = []
+        corrupted, broke = [], []
 
         def rewrite(dialect, doc, streaming):
             for slot in dialect.tool_arg_slots(doc, streaming):
-                if slot.restates and corrupted:  # the whole arguments restated: damaged as the pieces were
+                if slot.holds_object:
+                    why = self._break_schema(slot, dialect, ex)
+                    if why:
+                        broke.append(why)
+                elif slot.restates and corrupted:  # the whole arguments restated: damaged as the pieces were
                     slot.set("}" + slot.get())
                 elif not slot.restates and not (streaming and corrupted):
                     slot.set("}" + slot.get() if streaming else self.arguments)
@@ -159,8 +169,68 @@ class BadToolArgs(_LlmFault):
         await _rewrite_json(ex, rewrite)
         if corrupted:
             ex.note("tool arguments made invalid")
+        elif broke:
+            ex.note("tool input made invalid for its schema: " + "; ".join(broke))
         elif not ex.inapplicable:
             ex.not_applicable("the answer has no tool call")
+
+    def _break_schema(self, slot, dialect, ex) -> str:
+        """Replace an object-valued input with one its tool's schema rejects; what was broken."""
+        current = slot.holder.get(slot.key)
+        current = current if isinstance(current, dict) else {}
+        try:
+            given = json.loads(self.arguments)
+        except ValueError:
+            given = None
+        if isinstance(given, dict) and given != current:  # the fault's own object, when it is one
+            slot.holder[slot.key] = given
+            return "the fault's arguments"
+        schema = _tool_schema(dialect, ex, slot.holder.get("name"))
+        broken = off_schema(schema, current)
+        if broken is None:
+            ex.not_applicable("the tool input is an object on this wire and nothing in its tool's schema can be "
+                              "broken (no typed or required property)")
+            return ""
+        slot.holder[slot.key], why = broken
+        return why
+
+
+WRONG_TYPE = {"string": 1234, "integer": "not-a-number", "number": "not-a-number", "boolean": "maybe",
+              "array": "not-an-array", "object": "not-an-object"}
+
+
+def off_schema(schema: dict | None, current: dict) -> tuple[dict, str] | None:
+    """An object the schema rejects, as close to `current` as possible: a property of the wrong
+    type, else a required property missing. Without a schema, the current values' own types
+    are broken. None when nothing can be broken."""
+    props = (schema or {}).get("properties") or {}
+    for name, sub in props.items():
+        kind = sub.get("type") if isinstance(sub, dict) else None
+        if isinstance(kind, str) and kind in WRONG_TYPE:
+            return dict(current, **{name: WRONG_TYPE[kind]}), f"'{name}' is not a{'n' * (kind[0] in 'aeiou')} {kind}"
+    required = [r for r in (schema or {}).get("required") or [] if isinstance(r, str)]
+    if required:
+        return {k: v for k, v in current.items() if k != required[0]}, f"required '{required[0]}' is missing"
+    if schema is None and current:
+        name, value = next(iter(current.items()))
+        kind = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array",
+                dict: "object"}.get(type(value))
+        if kind:
+            return dict(current, **{name: WRONG_TYPE[kind]}), f"'{name}' is not a{'n' * (kind[0] in 'aeiou')} {kind}"
+    return None
+
+
+def _tool_schema(dialect, ex, name) -> dict | None:
+    """The input schema of the named tool, as the request offered it; None when not offered here
+    (a continued thread keeps its tools on the server side)."""
+    doc = ex.json  # a property: the request body's JSON
+    if not isinstance(doc, dict):
+        return None
+    try:
+        tools = dialect.decode(ex.info.path, doc).tools
+    except Exception:  # a request the dialect cannot read offers no schema
+        return None
+    return next((t.parameters for t in tools if t.name == name), None)
 
 
 @register

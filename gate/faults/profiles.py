@@ -3,6 +3,13 @@
 Built-ins live in the repository's `profiles/` directory (or $CHAOS_GATE_PROFILES);
 a config may add its own directory with `profiles_dir`. A profile that does not
 exist is a config error on the line that names it, with the nearest name suggested.
+
+A profile tests each of its faults (`split`): run together, the first fault that fires
+usually ends the agent's turn (the SDK raises) and the rest never run. So a profile of N
+faults becomes N cells, one fault each, named by its kind; a fault placed at call k only
+to come after the others (`on_calls: [4]`) moves to the first call it would reach alone.
+A scenario (`chaos.scenarios`, `contract.scenarios`) keeps its faults together: that is
+how to write a cascade.
 """
 
 from __future__ import annotations
@@ -58,3 +65,27 @@ def resolve(name: str, dirs: list[Path], where: str = "") -> tuple:
         hint = f" (did you mean '{close[0]}'?)" if close else f" (available: {', '.join(sorted(profiles))})"
         raise ConfigError(f"{where}unknown profile '{name}'{hint}")
     return tuple(load_profile(profiles[name]).faults)
+
+
+def _rebased(fault):
+    """The fault alone: its on_calls shifted so that the first one is call 1."""
+    calls = getattr(fault, "on_calls", None)
+    if not calls or min(calls) <= 1:
+        return fault
+    shift = min(calls) - 1
+    return fault.model_copy(update={"on_calls": [c - shift for c in calls]})
+
+
+def split(faults: tuple) -> list[tuple[str, object]]:
+    """[(cell suffix, fault)] with one entry per fault: its kind, numbered when the kind repeats
+    (`server_error-1`, `server_error-2`). A single fault stays as it is, with no suffix."""
+    if len(faults) <= 1:
+        return [("", f) for f in faults]
+    labels = [f.label() for f in faults]
+    seen: dict[str, int] = {}
+    out = []
+    for label, fault in zip(labels, faults):
+        seen[label] = seen.get(label, 0) + 1
+        suffix = f"{label}-{seen[label]}" if labels.count(label) > 1 else label
+        out.append((suffix, _rebased(fault)))
+    return out

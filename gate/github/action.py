@@ -65,7 +65,7 @@ def _run(inputs, workdir: Path, out):
     from gate.plan.shard import parse_shard
 
     config_path = workdir / inputs.config
-    loaded = load_config(config_path, {"seed": inputs.seed, "runs": inputs.runs})
+    loaded = load_config(config_path, {"seed": inputs.seed, "runs": inputs.runs, "agent.time_scale": inputs.time_scale})
     loaded.redactor.add(inputs.github_token or "", "github-token")
     for value in loaded.redactor.values:
         workflow.mask(value, out)

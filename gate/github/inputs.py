@@ -57,6 +57,7 @@ class ActionInputs:
     min_score: float | None = None
     seed: int | None = None
     runs: int | None = None
+    time_scale: float | None = None
     github_token: str | None = None
     comment: bool = True
     comment_mode: str = "update"
@@ -77,6 +78,7 @@ def read_inputs(env=os.environ) -> ActionInputs:
         min_score=_number("min-score", raw("min-score", env), float),
         seed=_number("seed", raw("seed", env), int),
         runs=_number("runs", raw("runs", env), int),
+        time_scale=_number("time-scale", raw("time-scale", env), float),
         github_token=raw("github-token", env),
         comment=_bool("comment", raw("comment", env), True),
         comment_mode=_choice("comment-mode", raw("comment-mode", env), ("update", "new"), "update"),

@@ -64,8 +64,11 @@ class FunctionEndpoints:
 
     def route_for(self, doc: dict) -> FunctionRoute:
         transport = str(doc.get("transport") or "function")
-        if transport == "command":
-            return FunctionRoute("tool", str(doc.get("tool")), "command")
+        if transport == "command":  # a `kind: command` tool's shim: traced under the tool's own name
+            from gate.instrument.commands import CommandRoute
+
+            self.seams.setdefault(f"command:{doc.get('tool')}", {"shim": "PATH"})  # reached, for the report
+            return CommandRoute(str(doc.get("tool")))
         return FunctionRoute("tool", TARGETS.get(transport, "functions"), "mcp" if transport == "mcp-stdio" else "function")
 
     def describe(self, route: FunctionRoute, doc: dict) -> tuple[RequestInfo, bytes]:

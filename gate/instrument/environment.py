@@ -10,7 +10,6 @@ A container agent is not instrumented: these paths do not exist inside its image
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -24,12 +23,20 @@ def _prepend(first: str, rest: str | None, sep: str = os.pathsep) -> str:
     return first + (sep + rest if rest else "")
 
 
+def _node_quote(path: str) -> str:
+    """A path as NODE_OPTIONS reads it: Node splits on spaces and knows double quotes with
+    backslash escapes only (a shell's single quotes would become part of the path)."""
+    if not any(ch in path for ch in ' \t"\\\''):
+        return path
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def instrumented(env: dict[str, str], shim_dir: Path | None = None) -> dict[str, str]:
     """`env` (which carries FN_URL) with the bootstraps added."""
     env = dict(env)
     env["PYTHONPATH"] = _prepend(str(PYTHON_BOOTSTRAP), env.get("PYTHONPATH"))
     if NODE_HOOK.exists():
-        env["NODE_OPTIONS"] = _prepend(f"--require {shlex.quote(str(NODE_HOOK))}", env.get("NODE_OPTIONS"), " ")
+        env["NODE_OPTIONS"] = _prepend(f"--require {_node_quote(str(NODE_HOOK))}", env.get("NODE_OPTIONS"), " ")
     if shim_dir is not None:
         env[REAL_PATH] = env.get("PATH", os.defpath)
         env["PATH"] = _prepend(str(shim_dir), env.get("PATH"))

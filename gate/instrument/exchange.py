@@ -118,13 +118,14 @@ class FunctionExchange(Exchange):
         if not target.done():
             target.set_result(answer)
 
-    async def start(self, status: int, headers=None, content_type: str | None = None, length: int | None = None):
+    async def respond(self, status: int, body: bytes, headers=None, content_type: str | None = "application/json"):
         """A value fault (a 2xx answer) acts on what the function returned, so the function runs
-        first; a failure (4xx/5xx) is raised without running it, as the wire never forwards it."""
-        if self.response is None and status < 400 and not self.call.first.done():
+        first; a failure (4xx/5xx, or an MCP error result) is raised without running it, as the
+        wire never forwards it."""
+        if self.response is None and status < 400 and not _is_failure(body) and not self.call.first.done():
             await self.forward()
             await self.response.read()
-        await super().start(status, headers, content_type, length)
+        await super().respond(status, body, headers, content_type)
 
     # -- waits are the agent's ---------------------------------------------------------
     async def hold(self, seconds: float) -> None:
@@ -183,6 +184,18 @@ class FunctionExchange(Exchange):
         except NotApplicable as exc:
             self.not_applicable(str(exc))
             return {"action": "return"}
+
+
+def _is_failure(body: bytes) -> bool:
+    """An MCP error answer (an `isError` result or a JSON-RPC error): a failure, not a value."""
+    if not body.startswith(b"{") or b'"jsonrpc"' not in body:
+        return False
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return False
+    result = doc.get("result") if isinstance(doc, dict) else None
+    return isinstance(doc, dict) and ("error" in doc or (isinstance(result, dict) and bool(result.get("isError"))))
 
 
 class NotApplicable(Exception):

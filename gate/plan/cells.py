@@ -10,6 +10,10 @@ fault-free contract row), a contract or chaos scenario or profile name, `custom`
 (chaos.faults), `replay`, and `mutation` for mutation cells — fault-free like the
 baseline, but with a perturbed input, so a `when` aimed at the baseline never
 silently applies to them too.
+
+A profile runs one cell per fault (`chaos/<input>/<profile>/<fault kind>`, see
+gate/faults/profiles.split); its cells share the profile's name as their scenario and
+carry the whole profile in `scenario_faults`, so coverage shows each fault on its row.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field
 
 from gate.config.models import Config
 from gate.contracts import InvariantBase
-from gate.contracts.outcome_checks import Completes
+from gate.contracts.outcome_checks import Completes, StaysUp
 from gate.contracts.trace_checks import ReplayMatches
 from gate.mutation import Preserve, mutate
 from gate.plan.seeds import derive_seed
@@ -45,6 +49,9 @@ class Cell:
     firings: frozenset | None = field(default=None, compare=False, hash=False, repr=False)
     # a re-run made by the gate itself (shrinking): never recorded over the run it re-examines
     rerun: bool = field(default=False, compare=False, hash=False, repr=False)
+    # one cell of a profile split per fault: all the profile's faults, and where this cell's are among them
+    scenario_faults: tuple | None = field(default=None, compare=False, hash=False, repr=False)
+    fault_offset: int = field(default=0, compare=False, hash=False, repr=False)
 
     def __hash__(self) -> int:
         # Ids are unique within a plan and equal cells have equal ids; hashing the id alone keeps
@@ -58,10 +65,16 @@ class Cell:
 
 def invariants_of(config: Config) -> list[InvariantBase]:
     """The configured invariants, plus an implicit high-severity `completes` when none is
-    declared: an agent that crashes or hangs must never score 100 by default."""
+    declared: an agent that crashes or hangs must never score 100 by default; and for an
+    agent process the gate starts (`agent.start.command`), an implicit critical `stays_up`:
+    a process that dies is an outage, and fails the gate by default."""
     declared = list(config.contract.invariants)
     if not any(inv.type == "completes" for inv in declared):
         declared.append(Completes(id="completes", severity="high"))
+    start = config.agent.start
+    if start is not None and start.command is not None and \
+            not any(inv.type == "stays_up" or inv.id == "stays_up" for inv in declared):
+        declared.append(StaysUp(id="stays_up", severity="critical"))
     if config.replay.sessions and not config.replay.allow_unexpected:
         declared.append(ReplayMatches(id="replay-matches", severity="critical", when={"stage": "replay"}))
     for contract in config.replay.contracts.values():
@@ -82,13 +95,28 @@ def _applicable(config: Config, facts: dict, session=None, declared=None, named=
                  if inv.applies_to(facts) and (inv.id not in named or inv.id in own))
 
 
-def _scenario_cells(config: Config, stage: str, scenarios: list[tuple[str, tuple]]) -> list[dict]:
-    return [
-        dict(stage=stage, input_id=inp.id, text=inp.text, original_text=inp.text, scenario=name,
-             faults=faults, id=f"{stage}/{inp.id}/{name}")
-        for name, faults in scenarios
-        for inp in config.inputs
-    ]
+def _per_fault(name: str, faults: tuple) -> list[dict]:
+    """A profile's cells: one per fault (gate/faults/profiles.split), or one for a single fault."""
+    from gate.faults.profiles import split
+
+    parts = split(faults)
+    if len(parts) <= 1:
+        return [dict(scenario=name, faults=faults, suffix="")]
+    return [dict(scenario=name, faults=(fault,), suffix=f"/{suffix}", scenario_faults=faults, fault_offset=n)
+            for n, (suffix, fault) in enumerate(parts)]
+
+
+def _scenario_cells(config: Config, stage: str, scenarios: list[tuple[str, tuple]],
+                    profiles: frozenset = frozenset()) -> list[dict]:
+    """Every scenario on every input; a scenario named in `profiles` is split into one cell per fault."""
+    out = []
+    for name, faults in scenarios:
+        parts = _per_fault(name, faults) if name in profiles else [dict(scenario=name, faults=faults, suffix="")]
+        for part in parts:
+            suffix = part.pop("suffix")
+            out.extend(dict(stage=stage, input_id=inp.id, text=inp.text, original_text=inp.text,
+                            id=f"{stage}/{inp.id}/{name}{suffix}", **part) for inp in config.inputs)
+    return out
 
 
 def _contract_cells(config: Config, resolve) -> list[dict]:
@@ -105,7 +133,8 @@ def _chaos_cells(config: Config, resolve) -> list[dict]:
     scenarios += [(s.name, resolve(s)) for s in chaos.scenarios]
     if chaos.faults:
         scenarios.append(("custom", tuple(chaos.faults)))
-    return _scenario_cells(config, "chaos", scenarios)
+    named = {s.name for s in chaos.scenarios}
+    return _scenario_cells(config, "chaos", scenarios, frozenset(n for n in chaos.profiles if n not in named))
 
 
 def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
@@ -147,14 +176,18 @@ def _replay_cells(config: Config, base_dir, resolve=None) -> list[dict]:
         paths.extend(p for p in found if p not in paths)
     cells = []
     scenarios = _replay_scenarios(config, resolve) if resolve else []
+    named = {s.name for s in [*config.contract.scenarios, *config.chaos.scenarios]}
     for path in paths:
         session = read_session(path)
         same = dict(stage="replay", input_id=session.input_id, text=session.input, original_text=session.input,
                     session=session)
         cells.append(dict(same, scenario="replay", id=f"replay/{session.id}"))
         # chaos on top of the recording: its answers, the scenario's faults (gate.replay.serve.ReplayUpstream)
-        cells.extend(dict(same, scenario=name, faults=faults, id=f"replay/{session.id}/{name}")
-                     for name, faults in scenarios)
+        for name, faults in scenarios:
+            parts = [dict(scenario=name, faults=faults, suffix="")] if name in named else _per_fault(name, faults)
+            for part in parts:
+                suffix = part.pop("suffix")
+                cells.append(dict(same, id=f"replay/{session.id}/{name}{suffix}", **part))
     return cells
 
 

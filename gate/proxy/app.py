@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 
+from gate.agent.dilation import AgentClock
 from gate.faults import Schedule
 from gate.faults.shapes import error_for
 from gate.proxy import offered
@@ -25,8 +26,14 @@ from gate.proxy.upstream import UpstreamUnavailable
 class RunState:
     """Everything the proxy keeps for one run of one cell."""
 
-    def __init__(self, schedule: Schedule | None, replay=None, record: bool = False):
+    def __init__(self, schedule: Schedule | None, replay=None, record: bool = False, scale: float = 1.0,
+                 agent_pid=None):
         self.schedule = schedule
+        # The agent's clock runs `scale` times fast (gate/agent/dilation.py): durations are agent time,
+        # waited at 1/scale real time, and timings are reported in agent time (the 1x-equivalent
+        # time base of AgentClock: waits N-fold, the agent's CPU at face value).
+        self.scale = scale
+        self.clock = AgentClock(scale, agent_pid) if scale > 1 else None
         self.replay = replay  # a ReplayBook: answer from the recording, never forward
         self.record = record
         self.trace: list[TraceEntry] = []
@@ -43,11 +50,18 @@ class RunState:
             await asyncio.wait(set(self.active), timeout=seconds)
 
     def now_ms(self) -> float:
+        """Agent-time milliseconds since the run began."""
+        if self.clock is not None:
+            return round(self.clock.elapsed() * 1000, 1)
         return round((time.monotonic() - self.t0) * 1000, 1)
+
+    def real(self, seconds: float) -> float:
+        """Real seconds to wait for `seconds` of agent time."""
+        return seconds / self.scale
 
     async def wait_or_end(self, seconds: float) -> None:
         try:
-            await asyncio.wait_for(self.over.wait(), seconds)
+            await asyncio.wait_for(self.over.wait(), self.real(seconds))
         except TimeoutError:
             pass
 

@@ -237,7 +237,7 @@ class Exchange:
         self.delayed += seconds
         self.entry.extra["delay_ms"] = round(self.delayed * 1000, 1)  # replayed as recorded
         await self.run.advance_clock(seconds)
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(self.run.real(seconds))
 
     async def hold(self, seconds: float) -> None:
         """Keep the connection open and silent, at most `seconds`, never past the cell.
@@ -245,8 +245,8 @@ class Exchange:
         The note says how the hold ended (deterministic for a deterministic agent);
         how long it really lasted is measured into `entry.extra["held_ms"]`."""
         began = time.monotonic()
-        ended = await self._hold_until(seconds)
-        self.entry.extra["held_ms"] = round((time.monotonic() - began) * 1000, 1)
+        ended = await self._hold_until(self.run.real(seconds))
+        self.entry.extra["held_ms"] = round((time.monotonic() - began) * 1000 * self.run.scale, 1)  # agent time
         self.entry.extra["hold_ended"] = ended  # a replay holds for the time, or until the agent gives up
         self.note({"full": f"held the full {seconds:g}s", "gone": "held until the agent gave up",
                    "over": "held until the cell ended"}[ended])

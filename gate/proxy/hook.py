@@ -30,13 +30,15 @@ class ProxyHook:
         self.server = ProxyServer(self.app, bind, advertise)
         self.last_run: RunState | None = None
         self.worlds: dict = {}  # world name -> WorldUpstream, filled at start
+        self.agent_pid = lambda: None  # the worker's agent process (set by the pool): its CPU under dilation
 
     def env(self) -> dict[str, str]:
         env = {"CHAOS_GATE_FN_URL": f"{self.server.url}/fn"}  # in-process tool calls (gate/instrument)
         for llm in self.config.llm:
             env[llm.env_var] = f"{self.server.url}/llm/{llm.name}"
         for tool in self.config.tools:
-            env[tool.env] = f"{self.server.url}/tool/{tool.name}"
+            if tool.kind != "command":  # a command is reached through its PATH shim (gate/instrument/commands.py)
+                env[tool.env] = f"{self.server.url}/tool/{tool.name}"
         for world in self.config.worlds:
             env[world.env] = f"{self.server.url}/tool/{world.name}"
             if world.mcp_env:
@@ -51,6 +53,8 @@ class ProxyHook:
             upstream = sim if llm.upstream == "sim" else HttpUpstream(llm.upstream, self.client)
             routes[("llm", llm.name)] = Route("llm", llm.name, llm.provider, upstream)
         for tool in self.config.tools:
+            if tool.kind == "command":  # its calls arrive on /fn/ (gate/instrument/commands.py)
+                continue
             provider = "mcp" if tool.kind == "mcp" else "http"
             routes[("tool", tool.name)] = Route("tool", tool.name, provider, HttpUpstream(tool.upstream, self.client))
         from gate.worlds.serve import WorldUpstream
@@ -71,7 +75,8 @@ class ProxyHook:
         session = getattr(cell, "session", None)
         book = ReplayBook(session, self.config.replay.tool_map) if session is not None else None
         record = self.record_dir is not None and run == 0 and not getattr(cell, "rerun", False)
-        state = self.app.current = RunState(schedule, replay=book, record=record)
+        state = self.app.current = RunState(schedule, replay=book, record=record, scale=self.config.agent.time_scale,
+                                            agent_pid=self.agent_pid)
         self.app.last_cell = cell.id
         for upstream in self.worlds.values():
             upstream.reset(lambda: state.clock_offset)  # fresh state per run; the clock moves with latency
@@ -85,6 +90,8 @@ class ProxyHook:
         await state.settle()
         self.last_run = state
         obs.trace = list(state.trace)
+        if state.scale > 1:
+            obs.state["time_scale"] = state.scale  # honors_retry_after's tolerance (gate/contracts/trace_checks.py)
         obs.state["usage"] = run_usage(state.trace, self.config.pricing)  # priced per call, summed
         if state.schedule is not None:
             obs.state["faults"] = state.schedule.stats()

@@ -16,7 +16,8 @@ from gate.report.model import CellResult, StageScore, VerdictPart
 from gate.scoring.repeat import clean_runs
 from gate.scoring.stats import pass_rate_drop, wilson_interval
 
-CHANGES = ("new_failure", "fixed", "still_failing", "still_passing", "new_cell", "removed_cell", "error")
+CHANGES = ("new_failure", "fixed", "still_failing", "still_passing", "new_cell", "removed_cell", "error",
+           "not_judged")
 
 
 def _change(base: CellResult | None, head: CellResult | None) -> str:
@@ -26,6 +27,8 @@ def _change(base: CellResult | None, head: CellResult | None) -> str:
         return "removed_cell"
     if "error" in (base.status, head.status):
         return "error"  # one side could not judge the cell: neither a regression nor a fix
+    if "skipped" in (base.status, head.status):
+        return "not_judged"  # one side's faults could not alter any answer: nothing to compare
     return {("pass", "fail"): "new_failure", ("fail", "pass"): "fixed", ("fail", "fail"): "still_failing",
             ("pass", "pass"): "still_passing"}[(base.status, head.status)]
 
@@ -40,7 +43,7 @@ def _compare_cell(cid: str, base: CellResult | None, head: CellResult | None, al
     out = CellComparison(id=cid, change=change, base_status=base and base.status, head_status=head and head.status)
     if head is not None:
         out.severity = min((b.severity for b in head.breaches), key=SEVERITY_RANK.get, default=None)
-    if change in ("new_cell", "removed_cell", "error"):
+    if change in ("new_cell", "removed_cell", "error", "not_judged"):
         return out
     (bp, bn), (hp, hn) = clean_runs(base), clean_runs(head)
     out.base_passes, out.head_passes = f"{bp}/{bn}", f"{hp}/{hn}"

@@ -6,11 +6,13 @@ Retry-After waits drawn, request and response bodies expandable), filterable by 
 scenario and invariant. Every string that came from the agent, the config or the wire
 passes through gate.report.escape; the page loads nothing (inline CSS and script only,
 and a Content-Security-Policy that forbids any request), so it opens offline from a CI
-artifact and no agent text can make it fetch anything.
+artifact and no agent text can make it fetch anything. A crash or start-up failure shows
+the end of the agent's log (stderr); cells not judged and re-run cells are listed with why.
 """
 
 from __future__ import annotations
 
+from gate.agent.invoke import LOG_MARK
 from gate.report.escape import html_attr as attr
 from gate.report.escape import html_block as block
 from gate.report.html_assets import CSP, CSS, JS
@@ -23,7 +25,7 @@ MAX_RUNS = 3
 
 def render(report: Report) -> str:
     v = report.verdict
-    body = [_header(report), _filters(report), _matrix(report), _failures(report)]
+    body = [_header(report), _filters(report), _matrix(report), _not_judged(report), _failures(report)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
             "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
@@ -41,7 +43,8 @@ from gate.report.reach_text import reach_lines  # noqa: E402
 def _header(report: Report) -> str:
     v, c = report.verdict, report.verdict.counts
     facts = [f"score {_score(v.score)} (min {v.min_score:g})", f"{c.passed}/{c.cells} cells passed",
-             f"{c.failed} failed", f"{c.errors} errors", f"{c.flaky} flaky", f"seed {v.seed}",
+             f"{c.failed} failed", f"{c.errors} errors"] + ([f"{c.skipped} not judged"] if c.skipped else []) + \
+            [f"{c.flaky} flaky", f"seed {v.seed}",
              f"config {v.config}", f"{report.timings.wall_seconds:g} s"]
     out = [f"<header><h1><span class=\"badge {attr(v.verdict)}\" id=\"verdict\">{attr(v.verdict.upper())}</span> "
            f"chaos-gate</h1><div class=\"facts\">{''.join(f'<span>{attr(f)}</span>' for f in facts)}</div>"]
@@ -105,6 +108,27 @@ def _matrix(report: Report) -> str:
             "of runs that held the invariant (green all, red none); ✕ the invariant is breached, · not checked.</p>")
 
 
+# --- cells not judged, cells re-run ---------------------------------------------------------------
+
+def _not_judged(report: Report) -> str:
+    skipped = [c for c in report.verdict.cells if c.status == "skipped"]
+    out = []
+    if skipped:
+        items = "".join(f"<li><code>{attr(c.id)}</code>: {attr(c.note or c.reason, 400)}</li>"
+                        for c in skipped[:MAX_CELLS])
+        out.append(f"<h2>Not judged ({len(skipped)})</h2><ul class=\"skipped\">{items}</ul>")
+    if report.run.reruns:
+        rows = "".join(f"<tr><td><code>{attr(r.cell)}</code></td><td>{attr(r.first_reason)}</td>"
+                       f"<td><code>{attr(r.left_broken_by or '—')}</code></td><td>{attr(r.outcome)}</td></tr>"
+                       for r in report.run.reruns)
+        out.append("<h2>Re-run on a restarted agent</h2><p>These cells failed with none of their own faults firing, "
+                   "on an agent instance an earlier cell's faults had fired on; each was re-run on a restarted agent "
+                   "and judged on that run alone.</p><table class=\"reruns\"><thead><tr><th>cell</th><th>first failed"
+                   "</th><th>agent left broken by</th><th>on a restarted agent</th></tr></thead>"
+                   f"<tbody>{rows}</tbody></table>")
+    return "".join(out)
+
+
 # --- failing cells ---------------------------------------------------------------------------------
 
 def _failures(report: Report) -> str:
@@ -128,7 +152,10 @@ def _cell(cell: CellResult, timing, bodies: list) -> str:
               f"({b.passed_runs}/{b.total_runs} runs passed)</li>" for b in cell.breaches]
     parts.append("</ul>")
     if cell.error:
-        parts.append(f"<p>Harness error:</p><pre>{block(cell.error, 3000)}</pre>")
+        label = "The agent did not start:" if cell.reason == "agent_start" else "Harness error:"
+        parts.append(f"<p>{label}</p><pre>{block(cell.error.split(LOG_MARK, 1)[0], 3000)}</pre>")
+    if cell.log_tail:
+        parts.append(f"<p>The agent's log (stderr) ends:</p><pre class=\"log-tail\">{block(cell.log_tail, 4000)}</pre>")
     parts.append(f"<details><summary>Input ({attr(cell.mutation or cell.scenario)})</summary>"
                  f"<pre>{block(cell.input, 2000)}</pre></details>")
     for run in cell.runs[:MAX_RUNS]:

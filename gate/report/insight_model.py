@@ -100,7 +100,8 @@ class Shrink(BaseModel):
     note: str = ""
 
 
-CellChange = Literal["new_failure", "fixed", "still_failing", "still_passing", "new_cell", "removed_cell", "error"]
+CellChange = Literal["new_failure", "fixed", "still_failing", "still_passing", "new_cell", "removed_cell", "error",
+                     "not_judged"]
 
 
 class CellComparison(BaseModel):

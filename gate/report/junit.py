@@ -73,8 +73,9 @@ class _Writer:
     def suite(self, root, stage: str, cells: list[CellResult], score: StageScore | None) -> ET.Element:
         failed = sum(c.status == "fail" for c in cells)
         errors = sum(c.status == "error" for c in cells)
+        skipped = sum(c.status == "skipped" for c in cells)
         suite = self.element(root, "testsuite", name=f"chaos-gate.{stage}", tests=str(len(cells)),
-                             failures=str(failed), errors=str(errors), skipped="0",
+                             failures=str(failed), errors=str(errors), skipped=str(skipped),
                              time=_seconds(sum(self.wall.get(c.id, 0.0) for c in cells)))
         self.properties(suite, score)
         for cell in cells:
@@ -100,6 +101,8 @@ class _Writer:
             error = cell.error or f"{cell.reason}: the gate could not judge this cell"
             self.element(case, "error", self.text(error, 4000), message=self.text(error.splitlines()[0], 300),
                          type_="harness_error")
+        elif cell.status == "skipped":  # not judged: its faults could not alter any answer
+            self.element(case, "skipped", message=self.text(cell.note or cell.reason, 300))
         output = _first_output(cell)
         if output is not None:
             self.element(case, "system-out", self.text(output, EXCERPT))

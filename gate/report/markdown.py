@@ -3,19 +3,22 @@
 Verdict and score come first; then stages, the invariant table, the
 scenario × invariant matrix and the worst failures, each with its reproduce
 command in <details>. The renderer degrades to fit a size budget: full, then
-failures only, then trimmed with a note — never over the limit.
+failures only, then trimmed with a note — never over the limit. A crash or a start-up
+failure shows the end of the agent's log (its stderr); cells not judged and cells re-run
+on a restarted agent are listed with why.
 """
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
+from gate.agent.invoke import LOG_MARK  # a crash's detail (and a start-up error): summary, LOG_MARK, log tail
 from gate.contracts.base import SEVERITY_RANK
 from gate.report.escape import code, code_block, html_text, text
 from gate.report.insight_md import comparison_lead, comparison_table, cell_lines, cost_section, pass_k_table
 from gate.report.model import CellResult, Report
 
-ICON = {"pass": "✅", "fail": "❌", "error": "⚠️"}
+ICON = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "➖"}
 MATRIX_LEGEND = "_✅ held · ❌ breached · ➖ nothing to judge (no output) · · not checked_"
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1 << 20
@@ -43,8 +46,9 @@ def header(report: Report) -> str:
         if len(v.warnings) > 10:
             lines.append(f"> …and {len(v.warnings) - 10} more warnings in report.json")
         lines.append("")
+    skipped = f", {c.skipped} not judged" if c.skipped else ""
     lines.append(f"{c.cells} cells × {v.runs_per_cell} run(s): {c.passed} passed, {c.failed} failed, "
-                 f"{c.errors} errors, {c.flaky} flaky · seed `{v.seed}` · config {code(v.config, 80)}")
+                 f"{c.errors} errors{skipped}, {c.flaky} flaky · seed `{v.seed}` · config {code(v.config, 80)}")
     if v.reasons:
         lines += [""] + [f"- {text(r, 300)}" for r in v.reasons]
     reached = reach_lines(v.reach)
@@ -72,12 +76,35 @@ COVERAGE_ICON = {"fired": "✅ fired", "not_applicable": "➖ not applicable", "
 def coverage_table(report: Report) -> str:
     """Scenario → fault → what happened to it: the proof that each fault was really injected."""
     rows = [[code(f"{sc.stage}/{sc.scenario}", 60, table=True), code(f.fault, 40, table=True),
-             text(f.target, 40), f.matched, f.fired, f.not_applicable, COVERAGE_ICON[f.status]]
+             text(f.target, 40), f.cells or sc.cells, f.matched, f.fired, f.not_applicable, COVERAGE_ICON[f.status]]
             for sc in report.verdict.coverage for f in sc.faults]
     if not rows:
         return ""
-    return "### Fault coverage\n\n" + _table(rows, ["scenario", "fault", "target", "matched", "fired",
-                                                     "not applicable", ""])
+    hints = [f"- {code(f'{sc.stage}/{sc.scenario}', 60)} {code(f.fault, 40)}: {text(f.hint, 300)}"
+             for sc in report.verdict.coverage for f in sc.faults if f.hint][:20]
+    return "### Fault coverage\n\n" + _table(rows, ["scenario", "fault", "target", "cells", "matched", "fired",
+                                                     "not applicable", ""]) + \
+        ("\n\nTo make them fire:\n\n" + "\n".join(hints) if hints else "")
+
+
+def not_judged(report: Report) -> str:
+    """Cells that ran but were not judged, and cells re-run on a restarted agent: each with why."""
+    parts = []
+    skipped = [c for c in report.verdict.cells if c.status == "skipped"]
+    if skipped:
+        parts.append("### Not judged\n\n" + "\n".join(f"- {code(c.id, 80)}: {text(c.note or c.reason, 300)}"
+                                                       for c in skipped[:20]))
+        if len(skipped) > 20:
+            parts[-1] += f"\n- …and {len(skipped) - 20} more in report.json"
+    if report.run.reruns:
+        shown = {"passed": "passed: not charged", "failed_again": "failed again: charged", "error": "error"}
+        rows = [[code(r.cell, 70, table=True), text(r.first_reason, 40), code(r.left_broken_by, 70, table=True),
+                 shown[r.outcome]] for r in report.run.reruns[:20]]
+        parts.append("### Re-run on a restarted agent\n\nThese cells failed with none of their own faults firing, "
+                     "on an agent instance an earlier cell's faults had fired on; each was re-run on a restarted "
+                     "agent and judged on that run alone.\n\n"
+                     + _table(rows, ["cell", "first failed", "agent left broken by", "on a restarted agent"]))
+    return "\n\n".join(parts)
 
 
 def outcome_tally(report: Report) -> str:
@@ -122,7 +149,7 @@ def _matrix_cell(outcomes) -> str:
 
 
 def worst(report: Report) -> list[CellResult]:
-    bad = [c for c in report.verdict.cells if c.status != "pass"]
+    bad = [c for c in report.verdict.cells if c.status in ("fail", "error")]
 
     def rank(c: CellResult):
         sev = min((SEVERITY_RANK[b.severity] for b in c.breaches), default=4 if c.status == "error" else 5)
@@ -155,11 +182,15 @@ def failure_detail(cell: CellResult, timing=None) -> str:
                      f"({b.passed_runs}/{b.total_runs} runs passed)")
     parts += cell_lines(cell)  # repeat statistics, minimal fault set and its replay command
     if cell.error:
-        parts += ["", "Harness error:", "", code_block(cell.error, 1200)]
+        label = "The agent did not start:" if cell.reason == "agent_start" else "Harness error:"
+        parts += ["", label, "", code_block(cell.error.split(LOG_MARK, 1)[0], 1200)]
+    if cell.log_tail:
+        parts += ["", "The agent's log (stderr) ends:", "", code_block(_tail(cell.log_tail), 1500)]
     parts += ["", f"Input ({text(cell.mutation or cell.scenario, 60)}):", "", code_block(cell.input, 600)]
     run = next((r for r in cell.runs if r.error is None and not all(c.passed or not c.judged for c in r.checks)), None)
     if run is not None:
-        shown = run.output if run.output is not None else f"(no output: {run.reason}) {run.detail}"
+        detail = run.detail.split(LOG_MARK, 1)[0] if cell.log_tail else run.detail  # the tail is shown above
+        shown = run.output if run.output is not None else f"(no output: {run.reason}) {detail}"
         parts += ["", f"Output of run {run.run}:", "", code_block(shown, 800)]
         if run.trace:
             times = timing.trace_ms[run.run] if timing and run.run < len(timing.trace_ms) else None
@@ -173,14 +204,24 @@ def failure_detail(cell: CellResult, timing=None) -> str:
     return "\n".join(parts)
 
 
+def _tail(log: str, limit: int = 1500) -> str:
+    """The end of a log: its last `limit` characters (a code block keeps the start)."""
+    return log if len(log) <= limit else "…" + log[-limit:]
+
+
 def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, marker: str = "") -> str:
     """The full report if it fits, else failures only, else trimmed with a note."""
     failures = worst(report)
     sections = [header(report), comparison_table(report), pins(report), stages_table(report),
                 invariants_table(report), pass_k_table(report), outcome_tally(report), matrix(report),
-                coverage_table(report), cost_section(report)]
+                coverage_table(report), not_judged(report), cost_section(report)]
     timing = {t.id: t for t in report.timings.cells}
+    same_start = {c.id for c in failures if c.reason == "agent_start"}  # one start-up failure is shown once
+    same_start.discard(next((c.id for c in failures if c.reason == "agent_start"), None))
+    failures = [c for c in failures if c.id not in same_start]
     details = [failure_detail(c, timing.get(c.id)) for c in failures[:max_failures]]
+    if same_start:
+        details.append(f"_…and {len(same_start)} more cells where the agent did not start the same way._")
     if len(failures) > max_failures:
         details.append(f"_…and {len(failures) - max_failures} more failing cells in report.json._")
     full = _join(marker, sections, details)

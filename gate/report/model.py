@@ -18,7 +18,8 @@ from gate.report.insight_model import (Comparison, Firing, PassKFloor, RepeatSta
 from gate.report.exchanges import CellExchanges
 
 SCHEMA = "agent-chaos-gate/report@1"
-CellStatus = Literal["pass", "fail", "error"]
+# skipped: run but not judged (every firing of its faults met an answer it could not alter); `note` says why
+CellStatus = Literal["pass", "fail", "error", "skipped"]
 VerdictName = Literal["pass", "fail", "error"]
 
 
@@ -92,6 +93,9 @@ class CellResult(BaseModel):
     invariants: list[InvariantOutcome] = Field(default_factory=list)
     runs: list[RunResult] = Field(default_factory=list)
     error: str | None = None
+    note: str | None = Field(default=None, description="Why a cell is skipped or an error, in words.")
+    log_tail: str | None = Field(
+        default=None, description="Crash and start-up outcomes: the end of what the agent wrote to its log (stderr).")
     reproduce: str
     usage: TokenUsage | None = Field(default=None, description="Tokens and cost over all the cell's runs.")
     stats: RepeatStats | None = Field(default=None, description="passes of k, pass^k, 95 % Wilson interval.")
@@ -114,6 +118,7 @@ class StageScore(BaseModel):
     errors: int
     flaky: int
     minimum: float | None = None
+    skipped: int = 0
 
 
 class InvariantSummary(BaseModel):
@@ -130,6 +135,7 @@ class Counts(BaseModel):
     failed: int
     errors: int
     flaky: int
+    skipped: int = Field(default=0, description="Cells not judged: their faults could not alter any answer.")
 
 
 class PinStatus(BaseModel):
@@ -150,6 +156,8 @@ class FaultCoverage(BaseModel):
     not_applicable: int = Field(default=0, description="Firings that met a response they could not alter.")
     status: Literal["fired", "not_applicable", "never_matched", "never_fired"]
     reason: str = ""
+    cells: int = Field(default=0, description="Cells that ran this fault (a profile runs one cell per fault).")
+    hint: str = Field(default="", description="When it did not fire: what to change so that it does.")
 
 
 class ScenarioCoverage(BaseModel):
@@ -227,6 +235,19 @@ class ShardInfo(BaseModel):
     total: int
 
 
+class Rerun(BaseModel):
+    """A cell that failed on an agent instance an earlier cell's faults may have left broken, re-run on a
+    restarted agent (gate/runner/recover.py). Which cells shared an instance depends on scheduling, so
+    this lives in `run`, not in the verdict; the cell's verdict is the restarted agent's."""
+
+    cell: str
+    first_reason: str = Field(description="How its run on the shared instance ended.")
+    outcome: Literal["passed", "failed_again", "error"]
+    left_broken_by: str | None = Field(
+        default=None, description="The earlier cell on that instance whose faults fired before the failures began.")
+    worker: int
+
+
 class RunInfo(BaseModel):
     tool_version: str
     concurrency: int
@@ -235,6 +256,8 @@ class RunInfo(BaseModel):
     plan: list[str] = Field(default_factory=list, description="Every cell id of the whole plan, in order.")
     stray: list[StrayCall] = Field(
         default_factory=list, description="Calls seen while no cell ran on a worker; timing-dependent, so kept here.")
+    reruns: list[Rerun] = Field(
+        default_factory=list, description="Cells re-run on a restarted agent after failing on a broken one.")
 
 
 class Report(BaseModel):

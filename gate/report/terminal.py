@@ -61,7 +61,7 @@ def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
         stages.add_row(s.stage, "n/a" if s.score is None else f"{s.score:.1f}", f"{s.weight:g}", str(s.cells),
                        str(s.passed), str(s.failed), str(s.errors), str(s.flaky))
     console.print(stages)
-    bad = [c for c in v.cells if c.status != "pass"][:max_rows]
+    bad = [c for c in v.cells if c.status in ("fail", "error")][:max_rows]
     if bad:
         fails = Table(title="failing cells")
         for col in ("cell", "reason", "breached", "reproduce"):

@@ -6,6 +6,11 @@ applicable) are summed over every cell and run that used it; a scenario none of 
 faults ever changed what the agent received, or an invariant that judged no run,
 makes the run *vacuous* — an error unless the config allows it (then a warning).
 Think of mutation testing's "no coverage" and Antithesis' "sometimes" assertions.
+
+A profile runs one cell per fault: its rows are the profile's faults, and each cell adds
+its counters to its own fault's row only (`Cell.fault_offset`). Every fault that did not
+fire gets a `hint`, the way forward: another seed or more `runs` for a probability, an
+`on_calls` the agent reaches, a target it calls, a fault kind that fits its answers.
 """
 
 from __future__ import annotations
@@ -15,27 +20,31 @@ from gate.report.model import CellResult, FaultCoverage, InvariantSummary, Scena
 
 def _blank(index: int, fault) -> dict:
     return {"index": index, "fault": fault.label(), "target": fault.target, "matched": 0, "fired": 0,
-            "not_applicable": 0, "reason": ""}
+            "not_applicable": 0, "reason": "", "cells": 0, "most_calls": 0}
 
 
-def _add_run(rows: list[dict], stats: dict | None, result_runs) -> None:
-    """Add one run's counters; without proxy counters, fall back to what the trace shows."""
+def _add_run(rows: list[dict], stats: dict | None, result_runs, offset: int = 0, width: int | None = None) -> None:
+    """Add one run's counters to the rows `offset .. offset + width` (the cell's own faults);
+    without proxy counters, fall back to what the trace shows."""
+    own = rows[offset:offset + (len(rows) if width is None else width)]
     if stats is not None:
-        for index, row in enumerate(rows):
+        for index, row in enumerate(own):
             got = stats.get(index) or stats.get(str(index)) or {}
             for key in ("matched", "fired", "not_applicable"):
                 row[key] += int(got.get(key, 0))
+            row["most_calls"] = max(row["most_calls"], int(got.get("matched", 0)))
     for step in result_runs:
-        index = _index_of(step, rows)
+        index = _index_of(step, own)
         if index is None:
             continue
-        row = rows[index]
+        row = own[index]
         if step.fault_status == "not_applicable" and not row["reason"]:
             row["reason"] = step.note
         if stats is None:
             key = "not_applicable" if step.fault_status == "not_applicable" else "fired"
             row[key] += 1
             row["matched"] += 1
+            row["most_calls"] = max(row["most_calls"], row["matched"])
 
 
 def _index_of(step, rows: list[dict]) -> int | None:
@@ -73,40 +82,77 @@ def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list]
         if not cell.faults or cell.id not in results:
             continue
         group = groups.setdefault((cell.stage, cell.scenario), {"cells": 0, "rows": None})
+        every = getattr(cell, "scenario_faults", None) or cell.faults
+        offset = getattr(cell, "fault_offset", 0) if every is not cell.faults else 0
         if group["rows"] is None:
-            group["rows"] = [_blank(i, f) for i, f in enumerate(cell.faults)]
-            group["faults"] = cell.faults
+            group["rows"] = [_blank(i, f) for i, f in enumerate(every)]
+            group["faults"] = every
         group["cells"] += 1
+        for row in group["rows"][offset:offset + len(cell.faults)]:
+            row["cells"] += 1
         runs = results[cell.id].runs
         per_run = stats.get(cell.id) or [None] * len(runs)
         for run, run_stats in zip(runs, per_run):
-            _add_run(group["rows"], run_stats, run.trace)
+            _add_run(group["rows"], run_stats, run.trace, offset, len(cell.faults))
     out = []
     for (stage, scenario), group in groups.items():
         _explain_unmatched(group["rows"], group["faults"], reach)
-        faults = [FaultCoverage(status=_status(row), **row) for row in group["rows"]]
+        faults = []
+        for row, fault in zip(group["rows"], group["faults"]):
+            most = row.pop("most_calls")
+            status = _status(row)
+            faults.append(FaultCoverage(status=status, hint=hint(status, fault, most, reach), **row))
         out.append(ScenarioCoverage(stage=stage, scenario=scenario, cells=group["cells"], faults=faults))
     return out
 
 
+def hint(status: str, fault, most_calls: int, reach=None) -> str:
+    """What to change so that a fault that did not fire does: the way forward, in one sentence."""
+    if status == "fired":
+        return ""
+    if status == "not_applicable":
+        return ("use a fault kind that fits what the agent receives there (the reason above), or aim it with "
+                "`on_calls` / `model` / `tool` at a call whose answer it can alter")
+    if status == "never_matched":
+        seen = ", ".join(reach.wire) if reach is not None and reach.wire else ""
+        where = f" (its calls went to: {seen})" if seen else ""
+        return (f"set `target` (and `method`/`path`/`tool`) to a call the agent makes{where}, or give it an "
+                "input that makes that call")
+    if fault.probability is not None:
+        return (f"its probability {fault.probability:g} chose none of the {most_calls or 'few'} matching call(s) "
+                "per run: try another `--seed`, more `runs`, or a higher probability")
+    if fault.on_calls:
+        return (f"`on_calls: {fault.on_calls}` but no run made more than {most_calls} matching call(s): use "
+                f"call numbers from 1 to {max(most_calls, 1)}")
+    if fault.after_calls is not None:
+        return (f"`after_calls: {fault.after_calls}` but no run made more than {most_calls} matching call(s): "
+                f"lower it below {max(most_calls, 1)}")
+    if fault.every is not None:
+        return (f"`every: {fault.every}` but no run made more than {most_calls} matching call(s): lower it to "
+                f"{max(most_calls, 1)} or less")
+    return "try another `--seed` or more `runs`"
+
+
 def _why(fault: FaultCoverage) -> str:
+    forward = f" — {fault.hint}" if fault.hint else ""
     if fault.status == "never_matched":
         why = f": {fault.reason}" if fault.reason else ""
-        return f"{fault.fault} (target {fault.target}) never matched a request{why}"
+        return f"{fault.fault} (target {fault.target}) never matched a request{why}{forward}"
     if fault.status == "never_fired":
-        return f"{fault.fault} matched {fault.matched} request(s) but its trigger never fired"
-    return f"{fault.fault} could not alter any answer ({fault.reason or 'not applicable'})"
+        return f"{fault.fault} matched {fault.matched} request(s) but its trigger never fired{forward}"
+    return f"{fault.fault} could not alter any answer ({fault.reason or 'not applicable'}){forward}"
+
+
+def vacuous_scenario_items(coverage: list[ScenarioCoverage]) -> list[tuple[ScenarioCoverage, str]]:
+    """(scenario, message) for each scenario none of whose faults changed anything."""
+    return [(sc, f"vacuous: {sc.stage} scenario '{sc.scenario}' injected no fault on any of its {sc.cells} "
+                 f"cell(s): {'; '.join(_why(f) for f in sc.faults)}")
+            for sc in coverage if sc.faults and not any(f.status == "fired" for f in sc.faults)]
 
 
 def vacuous_scenarios(coverage: list[ScenarioCoverage]) -> list[str]:
     """A scenario none of whose faults changed anything tested nothing beyond the baseline."""
-    problems = []
-    for sc in coverage:
-        if sc.faults and not any(f.status == "fired" for f in sc.faults):
-            whys = "; ".join(_why(f) for f in sc.faults)
-            problems.append(f"vacuous: {sc.stage} scenario '{sc.scenario}' injected no fault on any of its "
-                            f"{sc.cells} cell(s): {whys}")
-    return problems
+    return [message for _, message in vacuous_scenario_items(coverage)]
 
 
 def idle_faults(coverage: list[ScenarioCoverage]) -> list[str]:
@@ -116,15 +162,24 @@ def idle_faults(coverage: list[ScenarioCoverage]) -> list[str]:
             for f in sc.faults if f.status != "fired"]
 
 
-def vacuous_invariants(summaries: list[InvariantSummary], judged: dict[str, int]) -> list[str]:
-    """Invariants that applied to no cell, or judged no run of the cells they applied to."""
+def vacuous_invariant_items(summaries: list[InvariantSummary],
+                            judged: dict[str, int]) -> list[tuple[str, bool, str]]:
+    """(invariant id, whether it applied but judged no run, message) for each vacuous invariant."""
     problems = []
     for inv in summaries:
         if inv.checked == 0:
-            problems.append(f"vacuous: invariant '{inv.id}' applied to no cell that ran")
+            problems.append((inv.id, False, f"vacuous: invariant '{inv.id}' applied to no cell that ran (and "
+                                            "was judged) — check its `when` against the ids `chaos-gate plan` lists"))
         elif judged.get(inv.id, 0) == 0:
-            problems.append(f"vacuous: invariant '{inv.id}' judged no run (every run it applied to had no output)")
+            problems.append((inv.id, True, f"vacuous: invariant '{inv.id}' judged no run (every run it applied to "
+                                           "had no output) — fix what `completes` reports first, then it has an "
+                                           "answer to judge"))
     return problems
+
+
+def vacuous_invariants(summaries: list[InvariantSummary], judged: dict[str, int]) -> list[str]:
+    """Invariants that applied to no cell, or judged no run of the cells they applied to."""
+    return [message for _, _, message in vacuous_invariant_items(summaries, judged)]
 
 
 def merge_coverage(parts: list[list[ScenarioCoverage]]) -> list[ScenarioCoverage]:
@@ -138,9 +193,11 @@ def merge_coverage(parts: list[list[ScenarioCoverage]]) -> list[ScenarioCoverage
                 continue
             have.cells += sc.cells
             for mine, theirs in zip(have.faults, sc.faults):
+                mine.cells += theirs.cells
                 mine.matched += theirs.matched
                 mine.fired += theirs.fired
                 mine.not_applicable += theirs.not_applicable
                 mine.reason = mine.reason or theirs.reason
                 mine.status = _status(mine.model_dump())
+                mine.hint = "" if mine.status == "fired" else (mine.hint or theirs.hint)
     return list(merged.values())

@@ -1,10 +1,16 @@
-"""Fold the runs of one cell into its CellResult: checks, pass rates, flakiness, reason. Pure."""
+"""Fold the runs of one cell into its CellResult: checks, pass rates, flakiness, reason. Pure.
+
+A cell whose faults all met answers they could not alter (every firing `not_applicable`,
+none fired: `truncate_stream` on a turn the framework did not stream) tested nothing its
+scenario names: it is `skipped`, not judged, with a note saying why, and counts in no score.
+"""
 
 from __future__ import annotations
 
 import functools
 import shlex
 
+from gate.agent.invoke import CRASH_REASONS, log_tail_of
 from gate.contracts import InvariantBase, Observation
 from gate.contracts.base import SEVERITY_RANK
 from gate.plan import Cell
@@ -71,8 +77,42 @@ def format_firings(firings) -> str:
     return ",".join(f"{i}:{t}:{c}" for i, t, c in sorted(firings)) or "none"
 
 
+def inapplicable(cell: Cell, runs: list[RunResult], stats: list | None = None) -> str | None:
+    """Why the cell's faults changed nothing, when every firing of them in every run was not
+    applicable and none fired; else None. `stats`: the proxy's counters per run (else the trace)."""
+    if not cell.faults or not runs:
+        return None
+    fired = missed = 0
+    if stats and any(s is not None for s in stats):
+        for per_run in stats:
+            for got in (per_run or {}).values():
+                fired += int(got.get("fired", 0))
+                missed += int(got.get("not_applicable", 0))
+    else:
+        for run in runs:
+            fired += sum(step.fault_status == "fired" for step in run.trace)
+            missed += sum(step.fault_status == "not_applicable" for step in run.trace)
+    if fired or not missed:
+        return None
+    return next((f"{step.fault}: {step.note.removeprefix('not applicable: ')}" for run in runs for step in run.trace
+                 if step.fault_status == "not_applicable" and step.note), "not applicable")
+
+
+def _skipped_note(why: str, runs: list[RunResult]) -> str:
+    ended = sorted({r.reason for r in runs if r.reason != "ok"})
+    note = (f"not judged: every firing of its faults met an answer it could not alter ({why}), so it "
+            "tested nothing its scenario names")
+    return note + (f"; its run(s) ended {', '.join(ended)}, which the fault-free cells judge" if ended else "")
+
+
+def _log_tail(runs: list[RunResult]) -> str | None:
+    """The agent's log tail of the first crash or non-zero exit among the runs."""
+    return next((tail for r in runs if r.reason in CRASH_REASONS and (tail := log_tail_of(r.detail))), None)
+
+
 def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult], reproduce: str,
-              redact) -> CellResult:
+              redact, fault_stats: list | None = None) -> CellResult:
+    """`fault_stats`: the proxy's fault counters per run, to tell a cell its faults could not reach."""
     errors = [r.error for r in runs if r.error is not None]
     grouped = _checks_by_invariant(runs)
     outcomes = [_fold_invariant(inv, grouped.get(inv.id, [])) for inv in invariants]
@@ -80,8 +120,11 @@ def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult]
     clean = [all(c.passed for c in r.checks) for r in good]
     flaky = len(set(clean)) > 1 or any(0 < o.pass_rate < 1 for o in outcomes)
     breaches = sorted((o for o in outcomes if o.breached), key=lambda o: SEVERITY_RANK[o.severity])
+    note, why = None, None if errors else inapplicable(cell, runs, fault_stats)
     if errors:
         status, reason = "error", "harness_error"
+    elif why is not None:
+        status, reason, note, outcomes, flaky = "skipped", "not_applicable", _skipped_note(why, good), [], False
     elif breaches:
         status = "fail"
         first_bad = next(r for r in good if not all(c.passed for c in r.checks))
@@ -93,6 +136,8 @@ def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult]
         seed=cell.seed, input=redact(cell.text), status=status, reason=reason, flaky=flaky,
         pass_rate=round(sum(clean) / len(clean), 4) if clean else 0.0, invariants=outcomes,
         runs=[_redacted(r, redact) for r in runs], error=redact(errors[0]) if errors else None,
+        note=None if note is None else redact(note),
+        log_tail=None if (tail := _log_tail(runs)) is None else redact(tail),
         reproduce=reproduce)
 
 

@@ -3,7 +3,9 @@
 config -> plan -> pool of workers -> fold runs into cells -> score -> Report.
 The stages that need more than an agent (chaos proxy, replay, worlds) plug in
 through `stage_builders` (extra cells in the plan) and `hook_factory` (per-worker
-attachments), so this file does not change when they arrive.
+attachments), so this file does not change when they arrive. After the plan, cells that
+failed on an agent an earlier cell left broken are re-run on a restarted one
+(gate/runner/recover.py), then failures are shrunk.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from gate.report.exchanges import cell_exchanges
 from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, Report, RunInfo, ShardInfo, Timings,
                                VerdictPart)
 from gate.runner.evaluate import fold_cell, reproduce_command
-from gate.runner import insights, soundness
+from gate.runner import insights, recover, soundness
 from gate.runner.coverage import fault_coverage
 from gate.runner.reach import build_reach
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
@@ -76,6 +78,10 @@ def run_gate(loaded: LoadedConfig, *, output_dir: Path | None = None, **options)
     from gate.services import running_services
 
     out_dir = Path(output_dir or loaded.base_dir / loaded.config.output.dir)
+    if loaded.config.agent.time_scale > 1:  # refused with its reason before anything starts (gate/agent/dilation.py)
+        from gate.agent.dilation import verify
+
+        verify(loaded.config)
     with frozen_heap(), running_services(loaded, out_dir / "logs") as resolved:
         return _run_gate(resolved, output_dir=output_dir, **options)
 
@@ -98,11 +104,14 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     if hook_factory is None and needs_proxy(config):
         hook_factory = proxy_factory(config, record_dir, loaded.redactor.redact)
     workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
+    ledgers = recover.attach(workers)  # what ran where, and whether the agent stayed up
     if on_plan:
         on_plan(len(cells) * config.runs)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
     budget, shrinks = insights.budget_for(config), {}
-    followup = insights.shrink_followup(config, cells, invariants, baselines, budget, shrinks, firings)
+    reruns: list = []
+    followup = recover.chain(recover.followup(config, cells, invariants, baselines, budget, ledgers, reruns),
+                             insights.shrink_followup(config, cells, invariants, baselines, budget, shrinks, firings))
     pool, interrupted = run_pool_interruptible(
         lambda partial: run_pool(workers, cells, config.runs, invariants, baselines,
                                  _needs_reference(loaded, cells, invariants), on_progress, result=partial,
@@ -118,22 +127,23 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     items_of: dict[str, list] = {}
     for item in pool.runs:
         items_of.setdefault(item.cell.id, []).append(item)
+    stats = _stats_by_cell(pool, cells)
     for cell in cells:
         items = sorted(items_of.get(cell.id, []), key=lambda i: i.run)
         runs = [pool.runs[i] for i in items]
         applicable = [invariants[i] for i in cell.invariants]
         results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell, env=loaded.env_used,
                                                                              digest=loaded.digest),
-                                  loaded.redactor.redact))
+                                  loaded.redactor.redact, stats.get(cell.id)))
         insights.finish_cell(results[-1], cell, shrinks.get(cell.id), label, loaded.env_used, loaded.digest)
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
     reach = build_reach(config, pool.reached) if pool.reached else None
-    coverage = fault_coverage(cells, {r.id: r for r in results}, _stats_by_cell(pool, cells), reach)
+    coverage = fault_coverage(cells, {r.id: r for r in results}, stats, reach)
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                       concurrency=len(workers), only=only, coverage=coverage, stray=pool.stray,
-                      whole_plan=not only and shard is None, baseline=baseline)
+                      whole_plan=not only and shard is None, baseline=baseline, reruns=reruns)
     report.verdict.reach = reach
     report.run.plan = [c.id for c in whole]
     status = {c.id: c.status for c in results}
@@ -165,8 +175,12 @@ def _redact_logs(log_dir: Path, redactor, cap: int | None = None) -> None:
 
 
 def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only,
-             coverage=(), stray=(), whole_plan: bool = False, baseline: Report | None = None) -> Report:
+             coverage=(), stray=(), whole_plan: bool = False, baseline: Report | None = None, reruns=()) -> Report:
     config = loaded.config
+    not_started = soundness.startup_failure(loaded, results)
+    if not_started is not None:  # a command agent that never started: errors, in no score
+        not_started = loaded.redactor.redact(not_started)
+        soundness.charge_to_start(results, not_started)
     stages = score_stages(config, results)
     score = overall_score(stages)
     comparison, floors, floor_reasons, usage = insights.verdict_extras(config, results, stages, score,
@@ -188,15 +202,18 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
         seed=config.seed, config=label, config_digest=loaded.digest, runs_per_cell=config.runs,
         counts=Counts(cells=len(results), passed=sum(c.status == "pass" for c in results),
                       failed=sum(c.status == "fail" for c in results),
-                      errors=sum(c.status == "error" for c in results), flaky=sum(c.flaky for c in results)),
+                      errors=sum(c.status == "error" for c in results), flaky=sum(c.flaky for c in results),
+                      skipped=sum(c.status == "skipped" for c in results)),
         stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
         coverage=list(coverage), usage=usage, pass_k=floors)
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
-                                           whole_plan=whole_plan, stray_count=len(stray)))
+                                           whole_plan=whole_plan, stray_count=len(stray),
+                                           startup=not_started, reruns=reruns))
     part.warnings += insights.regression_warning(config, baseline)
     finished = datetime.now(timezone.utc)
     return Report(verdict=part, timings=Timings(
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
         wall_seconds=round(wall, 3), agent_startup_seconds=startup, cells=timings),
-        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray)),
+        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray),
+                    reruns=list(reruns)),
         comparison=comparison)

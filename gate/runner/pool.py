@@ -148,11 +148,18 @@ class PoolResult:
 
 def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
                  hook_factory: Callable[[int], list[RunHook]] | None = None) -> list[Worker]:
+    from gate.instrument.commands import shim_dir_for
+
     workers = []
+    shims = shim_dir_for(loaded.config)  # `kind: command` tools: one shim directory per gate run
     for index in range(count):
         hooks = hook_factory(index) if hook_factory else []
         env = {k: v for hook in hooks for k, v in hook.env().items()}
         instance = AgentInstance(loaded.config.agent, loaded.base_dir, index, log_dir, extra_env=env)
+        instance.shim_dir = shims
+        for hook in hooks:
+            if hasattr(hook, "agent_pid"):
+                hook.agent_pid = instance.pid  # the proxy's time base reads the agent's CPU (gate/agent/dilation.py)
         workers.append(Worker(index, instance, hooks))
     return workers
 

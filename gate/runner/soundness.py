@@ -5,15 +5,26 @@ means something. A config mistake that only shows at run time (an agent URL noth
 listens on, an output path no response has) is the config's error, not a score of 0;
 a run that tested nothing (coverage.py) is `vacuous`, not a pass. Both turn the
 verdict into `error` (exit 2) with a reason that names the config line to fix.
+
+Vacuity is judged per scenario (and per invariant) from its own cells only, so a combined
+run and the scenario alone agree, whatever else fails: it is an error, unless its own
+cells failed on their outcome (a crash, a timeout, a 5xx: the agent broke before the
+fault could act, or left the invariant no output to judge; that failure is charged, and
+the vacuity is a warning shown first).
+`gate.allow_vacuous` makes every vacuity a warning.
+
+A command agent that fails before doing anything, the same way in every run of every
+cell (the unperturbed inputs among them), did not start: `agent_start`, with its stderr.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gate.agent.invoke import CRASH_REASONS, LOG_MARK, log_tail_of
 from gate.errors import EXIT_ERROR
 from gate.report.model import CellResult
-from gate.runner.coverage import idle_faults, vacuous_invariants, vacuous_scenarios
+from gate.runner.coverage import idle_faults, vacuous_invariant_items, vacuous_scenario_items
 
 
 @dataclass
@@ -52,6 +63,40 @@ def runtime_config_errors(loaded, cells: list[CellResult]) -> list[str]:
     return problems
 
 
+def startup_failure(loaded, cells: list[CellResult]) -> str | None:
+    """The message when a command agent did not start, else None.
+
+    The rule: `agent.invoke.command`; every run of every cell exited non-zero (or was killed)
+    without a single LLM or tool call, all with the same output and stderr; and an unperturbed
+    input, or two different inputs, among them (so a mutation the agent rightly rejects, run
+    alone with --only, is never taken for it)."""
+    agent = loaded.config.agent
+    runs = [r for c in cells for r in c.runs]
+    varied = any(c.mutation is None for c in cells) or len({c.input for c in cells}) > 1
+    if agent.invoke.command is None or not runs or not varied:
+        return None
+    if any(r.error is not None or r.reason not in CRASH_REASONS or r.trace for r in runs):
+        return None
+    if len({(r.reason, r.status, r.detail) for r in runs}) != 1:
+        return None
+    first = runs[0]
+    summary = (first.detail.split(LOG_MARK, 1)[0].splitlines() or [f"status {first.status}"])[0]
+    where = f"{loaded.path.name}:{loaded.line_of('agent', 'invoke', 'command')}"
+    tail = log_tail_of(first.detail)
+    return (f"{where}: agent.invoke.command: the agent failed before doing anything ({first.reason}, {summary}), "
+            f"the same way in all {len(runs)} run(s) of {len(cells)} cell(s), without one LLM or tool call: it did "
+            "not start, so nothing was tested"
+            + (LOG_MARK + tail if tail else "; it wrote nothing to stderr"))
+
+
+def charge_to_start(cells: list[CellResult], message: str) -> None:
+    """Every cell becomes an error of the start-up, judged on nothing (so it is in no score)."""
+    for cell in cells:
+        cell.status, cell.reason, cell.error, cell.invariants, cell.flaky = "error", "agent_start", message, [], False
+        cell.log_tail = cell.log_tail or next((log_tail_of(r.detail) for r in cell.runs if log_tail_of(r.detail)),
+                                              None)
+
+
 def judged_counts(cells: list[CellResult]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for cell in cells:
@@ -61,23 +106,46 @@ def judged_counts(cells: list[CellResult]) -> dict[str, int]:
 
 
 def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *, whole_plan: bool,
-           stray_count: int = 0) -> Soundness:
+           stray_count: int = 0, startup: str | None = None, reruns=()) -> Soundness:
+    """`startup`: the start-up failure message (startup_failure); `reruns`: cells re-run on a restarted
+    agent (gate/runner/recover.py), whose warnings name the cell that left the agent broken."""
+    from gate.runner.recover import warnings as rerun_warnings
+
     out = Soundness(warnings=list(getattr(loaded, "warnings", [])))
+    if startup is not None:
+        return Soundness("agent_start", [startup], out.warnings)
     config_errors = runtime_config_errors(loaded, cells)
     if config_errors:
         return Soundness("config", config_errors, out.warnings)
-    vacuous = vacuous_scenarios(coverage)
-    if whole_plan:
-        vacuous += vacuous_invariants(summaries, judged_counts(cells))
+    out.warnings += rerun_warnings(list(reruns))
+    vacuous, excused = vacuity(cells, summaries, coverage, whole_plan)
     out.warnings += idle_faults(coverage)
     if stray_count:
         out.warnings.append(f"{stray_count} call(s) reached the proxy while no cell was running (an agent "
                             "outliving its cell); they are listed as stray and charged to no cell")
-    if vacuous and (loaded.config.gate.allow_vacuous or verdict != "pass"):
-        out.warnings = vacuous + out.warnings  # a failure stands; vacuity is still shown first
-    elif vacuous:
+    if loaded.config.gate.allow_vacuous:
+        out.warnings = vacuous + excused + out.warnings  # allowed: shown first
+        return out
+    out.warnings = excused + out.warnings
+    if vacuous:  # alone or beside other failures alike: those stay listed after it
         out.error_reason, out.reasons = "vacuous", vacuous
     return out
+
+
+def vacuity(cells: list[CellResult], summaries, coverage, whole_plan: bool) -> tuple[list[str], list[str]]:
+    """(vacuous, excused): each vacuous scenario or invariant, excused when its own cells failed on their
+    outcome (no answer), not merely on an output invariant."""
+    failed = [c for c in cells if c.status == "fail" and not c.reason.startswith("contract:")]
+    failed_rows = {(c.stage, c.scenario) for c in failed}
+    failed_invariants = {o.id for c in failed for o in c.invariants}
+    errors, excused = [], []
+    for sc, message in vacuous_scenario_items(coverage):
+        (excused if (sc.stage, sc.scenario) in failed_rows else errors).append(message)
+    if whole_plan:
+        for inv_id, applied, message in vacuous_invariant_items(summaries, judged_counts(cells)):
+            (excused if applied and inv_id in failed_invariants else errors).append(message)
+    because = "vacuous, but its own cells failed first, with no answer (that failure is charged instead):"
+    return errors, [m.replace("vacuous:", because, 1) for m in excused]
 
 
 def apply(part, sound: Soundness) -> None:

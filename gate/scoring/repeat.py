@@ -19,6 +19,8 @@ def clean_runs(cell: CellResult) -> tuple[int, int]:
 
 
 def repeat_stats(cell: CellResult) -> RepeatStats | None:
+    if cell.status == "skipped":  # not judged: no pass rate to state
+        return None
     passes, runs = clean_runs(cell)
     if runs == 0:
         return None

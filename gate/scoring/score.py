@@ -4,7 +4,8 @@ Starts from Flakestorm's idea (severity-weighted pass fraction), counted per cel
 so that trivially-passing checks cannot dilute a real failure, and fixes what it
 gets wrong: errors never count as agent failures, stage weights are renormalised
 over the stages that actually ran, a run repeated N times contributes its pass
-rate, and a critical breach fails the gate regardless of the score.
+rate, and a critical breach fails the gate regardless of the score. A `skipped`
+cell (its faults could not alter any answer) was not judged: it counts nowhere.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def cell_credit(cell: CellResult) -> float:
 
 
 def stage_score(cells: list[CellResult]) -> float | None:
-    """Mean cell credit × 100 over the cells that ran (errors excluded); None if none did."""
-    judged = [c for c in cells if c.status != "error" and c.invariants]
+    """Mean cell credit × 100 over the cells judged (errors and skipped cells excluded); None if none was."""
+    judged = [c for c in cells if c.status not in ("error", "skipped") and c.invariants]
     if not judged:
         return None
     return round(100.0 * sum(cell_credit(c) for c in judged) / len(judged), 2)
@@ -48,7 +49,7 @@ def score_stages(config: Config, cells: list[CellResult]) -> list[StageScore]:
             stage=stage, score=stage_score(group), weight=weights[stage], cells=len(group),
             passed=sum(c.status == "pass" for c in group), failed=sum(c.status == "fail" for c in group),
             errors=sum(c.status == "error" for c in group), flaky=sum(c.flaky for c in group),
-            minimum=config.gate.stage_min.get(stage)))
+            minimum=config.gate.stage_min.get(stage), skipped=sum(c.status == "skipped" for c in group)))
     return out
 
 

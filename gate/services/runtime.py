@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gate.agent import reaper
+from gate.agent import dilation
 from gate.agent.environment import agent_environment
 from gate.agent.process import AgentProcess, AgentStartError, argv_of, free_port
 from gate.agent.templates import render
@@ -27,8 +28,8 @@ from gate.services.templates import render_services
 class Service:
     """One started service: its process or container, port, host and URL."""
 
-    def __init__(self, spec: ServiceSpec, base_dir: Path, log_dir: Path):
-        self.spec, self.base_dir = spec, base_dir
+    def __init__(self, spec: ServiceSpec, base_dir: Path, log_dir: Path, time_scale: float = 1.0):
+        self.spec, self.base_dir, self.time_scale = spec, base_dir, time_scale
         self.log_path = log_dir / f"service-{spec.name}.log"
         self.process = None
         self.host, self.port = "127.0.0.1", 0
@@ -38,8 +39,10 @@ class Service:
         gate_set = {spec.port_env: str(self.port)} if spec.port_env else {}
         ctx = {"host": self.host, "port": str(self.port)}
         configured = render_services(render(spec.env, ctx), known)
-        return agent_environment(os.environ, inherit=spec.inherit_env, gate_set=gate_set, configured=configured,
-                                 base=base)
+        env = agent_environment(os.environ, inherit=spec.inherit_env, gate_set=gate_set, configured=configured,
+                                base=base)
+        library = dilation.library_for(self.time_scale) if base else None  # a container's clock stays real
+        return dilation.dilated(env, library, self.time_scale) if library else env
 
     async def start(self, known: dict[str, dict[str, str]]) -> dict[str, str]:
         """Start, wait until ready; returns {url, host, port}. AgentStartError names the service."""
@@ -107,7 +110,7 @@ def running_services(loaded, log_dir: Path):
     if not specs:
         yield loaded
         return
-    services = [Service(spec, loaded.base_dir, log_dir) for spec in specs]
+    services = [Service(spec, loaded.base_dir, log_dir, loaded.config.agent.time_scale) for spec in specs]
     try:
         try:
             known = run_async(reaper.interruptible(_start_all(services)))

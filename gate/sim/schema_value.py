@@ -3,7 +3,9 @@
 When an agent asks for structured output (a `response_format` / `text.format` schema,
 or a tool-mode output type) and the sim's rule gives no `output` object, the sim
 answers with the simplest value valid against the schema: the first enum value, the
-minimum of a range, a string of the minimum length, every required property. The same
+minimum of a range (else 0), `false`, a string of the minimum length, every required
+property. `false`, not `true`: a flag the agent acts on (`block_card`, `escalate`) is
+never raised by a value nobody scripted. The same
 schema always gives the same value, so runs stay reproducible.
 """
 
@@ -56,7 +58,7 @@ def _by_type(schema: dict, root: dict, depth: int) -> Any:
         value = low + (1 if "exclusiveMinimum" in schema else 0) if low is not None else 0
         return int(value) if kind == "integer" else float(value)
     if kind == "boolean":
-        return True
+        return False
     if kind == "null":
         return None
     return _string(schema)

@@ -2,10 +2,13 @@
 
 It reads the conversation the way a model does — the latest user message, and the
 tool calls and results since — to find where the matching rule's script stands:
-which steps are done, and whether the latest tool result was an error. Then it acts
-as a well-behaved model would: it only calls tools the request offers, honours
-`tool_choice`, answers structured-output requests with JSON valid for the schema,
-never follows a tool error with a scripted success unless told to, and — with
+which steps are done, and whether the latest tool results were errors (tool_errors.py
+knows the frameworks' words for one). Then it acts as a well-behaved model would: it
+only calls tools the request offers (and says so in the trace when a rule names one it
+did not), honours `tool_choice`, answers structured-output requests with the rule's
+`output` — as JSON text, or as the arguments of a framework's output tool
+(`final_result`, a forced named tool) — re-issues a call whose arguments did not
+parse, never follows a tool error with a scripted success unless told to, and — with
 `injection: obey` — behaves like a model that fell for instructions in a tool result.
 """
 
@@ -16,16 +19,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
+
 from gate.config.sim import SimCall, SimConfig, SimRule, SimStep
-from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, Turn, sim_usage, stable_id
+from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, sim_usage, stable_id
+from gate.sim import tool_errors
 from gate.sim.schema_value import value_for
 
 INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"
                          r"^\s*important\b)", re.IGNORECASE | re.MULTILINE)
-# Frameworks word a failed tool their own way: "An error occurred while running the tool" is the
-# OpenAI Agents SDK's default, "... is not valid JSON" the npm openai runTools' for unparsable arguments.
-ERROR_TEXT = re.compile(r'^\s*(error\b|an error occurred\b|\{\s*"error"\s*:|tool failed|exception\b)|'
-                        r'"status"\s*:\s*(4|5)\d\d\b|\bis not valid JSON\b', re.IGNORECASE)
 OUTPUT_TOOL = re.compile(r"^(final_result|final_output|output|respond|structured_output)", re.IGNORECASE)
 
 
@@ -35,38 +37,51 @@ class Progress:
 
     done: int = 0  # steps whose calls all succeeded
     failed: list[ToolResult] = field(default_factory=list)  # results of the latest turn that failed
+    failed_calls: list[ToolCall] = field(default_factory=list)  # the calls those results answer
+    bad_call: bool = False  # every failure of the latest turn was the call's own (its arguments)
     failures: int = 0  # consecutive failed attempts at the current step
     last_calls: list[ToolCall] = field(default_factory=list)
     results: list[ToolResult] = field(default_factory=list)
 
 
-def is_error(result: ToolResult) -> bool:
-    return result.is_error or bool(ERROR_TEXT.search(result.content[:200]))
+def _call_of(result: ToolResult, pending: list[ToolCall]) -> ToolCall | None:
+    """The call a result answers: by id, else by a name only one pending call has."""
+    found = next((c for c in pending if c.id and c.id == result.call_id), None)
+    if found is None:
+        named = [c for c in pending if result.name and c.name == result.name]
+        found = named[0] if len(named) == 1 else pending[0] if len(pending) == 1 else None
+    return found
 
 
 def progress(conv: Conversation) -> Progress:
-    """Walk the turns after the latest user text: each answered tool turn either advances
-    the script or counts as a failed attempt at the same step."""
+    """Walk the turns after the latest user text: each answered tool turn (all the results
+    of one assistant turn's calls, however many messages carry them) either advances the
+    script or counts as a failed attempt at the same step."""
     after: list[Message] = []
     for message in reversed(conv.messages):
         if message.role == "user" and message.text:
             break
         after.insert(0, message)
-    state = Progress()
-    pending: list[ToolCall] = []
+    turns: list[tuple[list[ToolCall], list[ToolResult]]] = []
     for message in after:
         if message.role == "assistant" and message.tool_calls:
-            pending = message.tool_calls
+            turns.append((message.tool_calls, []))
+        elif message.tool_results and turns:
+            turns[-1][1].extend(message.tool_results)
+    state = Progress()
+    for pending, results in turns:
+        if not results:
             continue
-        if not message.tool_results or not pending:
-            continue
-        state.results += message.tool_results
+        state.results += results
         state.last_calls = pending
-        failed = [r for r in message.tool_results if is_error(r)]
+        answered = [(r, _call_of(r, pending)) for r in results]
+        failed = [(r, c) for r, c in answered if tool_errors.is_error(r, c)]
         if failed:
-            state.failed, state.failures = failed, state.failures + 1
+            state.failed, state.failures = [r for r, _ in failed], state.failures + 1
+            state.failed_calls = [c for _, c in failed if c is not None]
+            state.bad_call = all(tool_errors.bad_call(r, c) for r, c in failed)
         else:
-            state.failed, state.failures, state.done = [], 0, state.done + 1
+            state.failed, state.failed_calls, state.failures, state.done = [], [], 0, state.done + 1
     return state
 
 
@@ -80,11 +95,31 @@ def _render(value: Any, ctx: dict[str, str]) -> Any:
     return value
 
 
+def _valid(value: Any, schema: dict) -> bool:
+    try:
+        return jsonschema.Draft202012Validator(schema or {}).is_valid(value)
+    except (jsonschema.SchemaError, TypeError, ValueError):
+        return False
+
+
+def fit(value: Any, schema: dict) -> Any:
+    """A rule's `output` as an output tool's arguments: as it is, or inside the one property a
+    framework wraps a non-object output type in (pydantic-ai: `{"response": ...}`)."""
+    props = (schema or {}).get("properties") or {}
+    if len(props) == 1 and not _valid(value, schema):
+        wrapped = {next(iter(props)): value}
+        if _valid(wrapped, schema) or not isinstance(value, dict):
+            return wrapped
+    return value
+
+
 class Script:
     def __init__(self, spec: SimConfig, conv: Conversation):
         self.spec, self.conv = spec, conv
         self.state = progress(conv)
         self.ctx = {"default": spec.default, "tool_result": "", "results": ""}
+        self.notes: list[str] = []  # what the trace should say about this turn
+        self.rule: SimRule | None = None
         if self.state.results:
             self.ctx["tool_result"] = self.state.results[-1].content
             self.ctx["results"] = "\n".join(r.content for r in self.state.results)
@@ -94,8 +129,8 @@ class Script:
         conv = self.conv
         turn = self._obeyed() if self.spec.injection == "obey" else None
         if turn is None:
-            rule, match = self._rule()
-            turn = self._scripted(rule, match) if rule else self._answer(SimStep(answer="{{default}}"))
+            self.rule, match = self._rule()
+            turn = self._scripted(self.rule, match) if self.rule else self._answer(SimStep(answer="{{default}}"))
         turn = self._honour_tool_choice(turn)
         turn.usage = sim_usage(conv, turn)
         return turn
@@ -124,31 +159,69 @@ class Script:
         return self._calls(step.calls()) if step.call is not None else self._answer(step)
 
     def _on_error(self, rule: SimRule) -> Turn | None:
-        policy, failed = rule.on_error, self.state.failed[-1]
-        name = next((c.name for c in self.state.last_calls if c.id == failed.call_id), failed.name or "tool")
+        policy, state = rule.on_error, self.state
+        failed = state.failed[-1]
+        name = next((c.name for c in state.last_calls if c.id == failed.call_id), failed.name or "tool")
         self.ctx.update({"tool": name, "error": failed.content[:200]})
-        if policy.action == "continue":
+        action = policy.action
+        if action == "auto":  # what a model does: re-issue a call that did not parse, apologise for a failed tool
+            action = "retry" if state.bad_call else "apologize"
+        if action == "continue":
             return None
-        if policy.action == "retry" and self.state.failures <= policy.retries:
-            calls = self.state.last_calls
-            return self._calls([SimCall(tool=c.name, arguments=self._retry_args(rule, c)) for c in calls])
-        if policy.action == "call" and policy.tool and self.state.failures <= 1:
+        if action == "retry" and state.failures <= policy.retries:
+            return self._calls(self._retried(rule))
+        if action == "call" and policy.tool and state.failures <= 1:
             return self._calls([SimCall(tool=policy.tool, arguments=policy.arguments)])
         return Turn(text=_render(policy.answer, self.ctx))
 
-    @staticmethod
-    def _retry_args(rule: SimRule, call: ToolCall) -> Any:
-        """A retry regenerates the call the script meant, as a model does: the failed call's own
-        arguments may be damaged (`bad_tool_args`), and frameworks send them back re-wrapped
-        (pydantic-ai: {"INVALID_JSON": "..."}). A tool outside the script keeps its arguments."""
-        meant = [c for step in rule.script() for c in step.calls() if c.tool == call.name]
-        return meant[0].arguments if meant else (call.parsed() or {})
+    def _retried(self, rule: SimRule) -> list[SimCall]:
+        """The failed calls again, each with the arguments the script meant for it, as a model
+        regenerates them: the failed call's own may be damaged (`bad_tool_args`) or re-wrapped
+        by the framework (pydantic-ai: {"INVALID_JSON": "..."}). Parallel calls to one tool keep
+        their own arguments (London and Wiltshire both); a call that succeeded is not repeated."""
+        state = self.state
+        calls = state.failed_calls or state.last_calls
+        steps = rule.script()
+        current = steps[state.done].calls() if state.done < len(steps) and steps[state.done].call else []
+        everywhere = [c for s in steps for c in s.calls()]
+        meant: dict[str, list[Any]] = {}
+        for call in calls:
+            if call.name not in meant:
+                pool = [c for c in current if c.tool == call.name] or [c for c in everywhere if c.tool == call.name]
+                meant[call.name] = [_render(c.arguments, self.ctx) for c in pool]
+        taken: set[tuple[str, int]] = set()
+        for call in state.last_calls:  # a scripted call still intact (or already done) is spoken for
+            options = meant.get(call.name, [])
+            hit = next((i for i, args in enumerate(options) if args == call.parsed() and (call.name, i) not in taken),
+                       None)
+            if hit is not None:
+                taken.add((call.name, hit))
+        out = []
+        for call in calls:
+            options = meant.get(call.name, [])
+            own = call.parsed()
+            if not call.unparsable and own in options:
+                out.append(SimCall(tool=call.name, arguments=own))
+                continue
+            free = next((i for i in range(len(options)) if (call.name, i) not in taken), None)
+            if free is not None:
+                taken.add((call.name, free))
+                out.append(SimCall(tool=call.name, arguments=options[free]))
+            else:  # a tool outside the script, or more calls than the script has: its own arguments
+                out.append(SimCall(tool=call.name, arguments=own if not call.unparsable else
+                                   (options[0] if options else {})))
+        return out
 
     # -- turns -----------------------------------------------------------------------
     def _calls(self, calls: list[SimCall]) -> Turn:
         offered = set(self.conv.tool_names)
         usable = [c for c in calls if c.tool in offered]
-        if not usable:  # a model cannot call a tool it was not offered
+        missing = sorted({c.tool for c in calls if c.tool not in offered})
+        if missing:  # a model cannot call a tool it was not offered
+            names = ", ".join(self.conv.tool_names) or "none"
+            self.notes.append(f"sim: the rule calls {', '.join(missing)}, which the request did not offer "
+                              f"(offered: {names})" + ("; answered `default`" if not usable else ""))
+        if not usable:
             return self._answer(SimStep(answer="{{default}}"))
         if not self.conv.parallel_tool_calls:
             usable = usable[:1]
@@ -161,11 +234,30 @@ class Script:
         return ToolCall(stable_id("call_", *digest), name, text)
 
     def _answer(self, step: SimStep) -> Turn:
+        output = _render(step.output, self.ctx) if step.output is not None else None
         if self.conv.response_schema is not None or self.conv.json_mode:
-            obj = _render(step.output, self.ctx) if step.output is not None else \
+            obj = output if output is not None else \
                 value_for(self.conv.response_schema or {"type": "object", "properties": {"answer": {}}})
             return Turn(text=json.dumps(obj))
+        tool = self._output_tool(output) if output is not None else None
+        if tool is not None:  # structured output through the framework's output tool
+            return Turn(tool_calls=[self._tool_call(tool.name, fit(output, tool.parameters), 0)], finish="tool_calls")
         return Turn(text=_render(step.answer if step.answer is not None else "{{default}}", self.ctx))
+
+    def _output_tool(self, output: Any = None) -> ToolSpec | None:
+        """The tool a framework takes structured output through: the one `tool_choice` forces
+        (LangChain's `with_structured_output`), else its output tool (pydantic-ai's `final_result`;
+        of several, the first the output fits) — never a tool the rule's script calls."""
+        scripted = {c.tool for s in (self.rule.script() if self.rule else []) for c in s.calls()}
+        tools = [t for t in self.conv.tools if t.name not in scripted]
+        forced = next((t for t in tools if t.name == self.conv.tool_choice), None)
+        if forced is not None:
+            return forced
+        outputs = [t for t in tools if OUTPUT_TOOL.match(t.name)]
+        if output is not None:
+            return next((t for t in outputs if _valid(fit(output, t.parameters), t.parameters)),
+                        outputs[0] if outputs else None)
+        return outputs[0] if outputs else None
 
     def _honour_tool_choice(self, turn: Turn) -> Turn:
         choice, tools = self.conv.tool_choice, self.conv.tools
@@ -187,7 +279,7 @@ class Script:
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
-            return parsed
+            return fit(parsed, tool.parameters)
         value = value_for(tool.parameters or {"type": "object"})
         props = (tool.parameters or {}).get("properties") or {}
         text_field = next((k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "string"), None)

@@ -79,11 +79,12 @@ class SimUpstream:
             return _json(status, error, "sim: unknown thread")
         if operation == "count_tokens":
             return _json(200, dialect.count_tokens(conv))
-        turn = Script(self.spec, conv).turn()
+        script = Script(self.spec, conv)
+        turn = script.turn()
         ident = stable_id("", info.path, body.decode("utf-8", "replace"))  # same request, same ids
         self._remember(dialect, conv, turn, ident)
         encoded = dialect.encode(turn, conv, ident, self.spec.chunk_chars)
-        return _response(encoded.status, encoded.content_type, encoded.parts)
+        return _response(encoded.status, encoded.content_type, encoded.parts, "; ".join(script.notes))
 
     def _restore(self, dialect, conv: Conversation) -> str | None:
         """Prepend the stored history a continuation refers to; the id when it is unknown."""

@@ -9,7 +9,10 @@ indexed once by id and grouped by trace (`trace_id`, else the root reached throu
 In a trace, the wire calls are the LLM and tool runs that wrap no other LLM or tool
 run (a `@traceable(run_type="llm")` around a wrapped client is not a second call).
 They are replayed in order (`dotted_order`, else start time). A run with `error` is
-imported as the failure the agent saw (see failures.py).
+imported as the failure the agent saw (see failures.py). `wrap_openai` records a streamed
+chat completion (`stream=True`) reduced to one `message` per choice but keeps the chunk's
+`object: chat.completion.chunk`, and its usage as `usage_metadata`: read as the completion
+it adds up to.
 """
 
 from __future__ import annotations
@@ -155,6 +158,24 @@ def tool_output(outputs: Any) -> tuple[Any, bool]:
     return value, False
 
 
+def reduced_stream(outputs: Any) -> Any:
+    """A streamed chat completion as `wrap_openai` records it, as the completion it adds up to:
+    `object: chat.completion.chunk` with a whole `message` in each choice (not a `delta`), usage
+    under `usage_metadata` (input/output tokens). Anything else is returned as it is."""
+    if not isinstance(outputs, dict) or outputs.get("object") != "chat.completion.chunk":
+        return outputs
+    choices = outputs.get("choices")
+    if not isinstance(choices, list) or not all(isinstance(c, dict) and isinstance(c.get("message"), dict)
+                                                for c in choices):
+        return outputs
+    doc = dict(outputs, object="chat.completion")
+    meta = outputs.get("usage_metadata")
+    if not isinstance(doc.get("usage"), dict) and isinstance(meta, dict):
+        prompt, completion = int(meta.get("input_tokens") or 0), int(meta.get("output_tokens") or 0)
+        doc["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return doc
+
+
 def exchange(run: dict, llm_target: str, tool_map: dict[str, str]):
     name, rid = run.get("name"), run["id"]
     target = llm_target if run["run_type"] == "llm" else tool_map.get(name or "", name or "tool")
@@ -166,7 +187,7 @@ def exchange(run: dict, llm_target: str, tool_map: dict[str, str]):
             raise Skip(f"tool run {rid} ({name}) has no outputs and no error (still running?)")
         value, is_error = tool_output(outputs)
         return tool_answer(value, rid, name, target, is_error)
-    turn = llm_turn(outputs)
+    turn = llm_turn(reduced_stream(outputs))
     if turn is None:
         keys = ", ".join(sorted(outputs)[:6]) if isinstance(outputs, dict) else type(outputs).__name__
         raise Skip(f"LLM run {rid} ({name}) has outputs in no known format (found {keys or 'nothing'}; "

@@ -1,16 +1,18 @@
 """The `mcp` SDK client: `ClientSession.call_tool` on sessions over stdio.
 
-An MCP server the agent spawns itself (pydantic-ai `MCPServerStdio`, the Agents SDK's
+An MCP server the agent spawns itself (pydantic-ai's `MCPToolset`, the Agents SDK's
 `MCPServerStdio`, `stdio_client`) talks over pipes the proxy never sees, so the seam is
 the client session. Sessions over HTTP are left alone: their `tools/call` already
 crosses the proxy, and tracing it twice would double every count.
 
 `stdio_client` is wrapped to mark the streams it yields; a session built on a marked
-read stream is a stdio session. `list_tools` results are remembered for their
-`readOnlyHint` / `idempotentHint` annotations, which `side_effect_once` honours.
-Results cross as a JSON-RPC envelope, so the proxy's MCP-aware faults (an `isError`
-result for `error`, a text item for `inject`) work on them unchanged; failures the
-client itself would report raise its own `MCPError`.
+read stream is a stdio session, whether the stream is handed to `ClientSession` itself
+(the `mcp` docs' client, fastmcp's transport under pydantic-ai's MCPToolset) or inside
+the JSON-RPC dispatcher that mcp 2's `Client` builds (the Agents SDK's MCPServerStdio).
+`list_tools` results are remembered for their `readOnlyHint` / `idempotentHint`
+annotations, which `side_effect_once` honours. Results cross as a JSON-RPC envelope, so
+the proxy's MCP-aware faults (an `isError` result for `error`, a text item for `inject`)
+work on them unchanged; failures the client itself would report raise its own `MCPError`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ class McpSeam(Seam):
         if "value" not in answer:
             return original
         envelope = answer["value"]
+        error = envelope.get("error") if isinstance(envelope, dict) else None
+        if isinstance(error, dict):  # a JSON-RPC error answer (`rpc_error`): what the client raises for one
+            raise self.exception({"kind": "rpc", "code": error.get("code"), "message": error.get("message")})
         if isinstance(envelope, dict) and isinstance(envelope.get("result"), dict):
             return CallToolResult.model_validate(envelope["result"])
         raise self.exception({"kind": "protocol", "message": "the server's answer is not a JSON-RPC result"})
@@ -85,7 +90,9 @@ def patch_session(module):
     @functools.wraps(init)
     def __init__(self, read_stream=None, *args, **kwargs):
         init(self, read_stream, *args, **kwargs)
-        self._chaos_gate_stdio = id(read_stream) in _STDIO_STREAMS
+        if read_stream is None:  # mcp 2's `Client` (the Agents SDK's path) hands over a dispatcher instead
+            read_stream = getattr(kwargs.get("dispatcher"), "_read_stream", None)
+        self._chaos_gate_stdio = read_stream is not None and id(read_stream) in _STDIO_STREAMS
 
     @functools.wraps(call_tool)
     async def instrumented_call_tool(self, name, arguments=None, *args, **kwargs):

@@ -1,0 +1,244 @@
+"""Time dilation: the agent's clock runs N times fast, so fault waits cost 1/N of real time.
+
+A chaos suite is bound by waits (a held tool, a Retry-After, an agent cut at its
+deadline), and a black-box agent cannot be handed an injected clock. libfaketime can
+give it one: LD_PRELOAD'ed with `FAKETIME="+0 xN"`, it speeds up the clocks, sleeps,
+timers and poll timeouts of any dynamically linked program (Python, Node), so the
+agent's own timeouts and backoff run on its clock.
+
+The gate then keeps one time base, the agent's: every duration a config or a fault
+names is agent time, executed at 1/N real time by the proxy, and every timing it
+reports is agent time (gate/proxy/app.py RunState, gate/agent/instance.py).
+
+Dilation is verified, never assumed: `verify` finds a library that really speeds up
+a probe process under the agent's own environment (a library that loads but does not
+dilate, or hangs, as the PyPI wheel's build does on this machine, is rejected), and
+refuses a container agent or a statically linked one with its reason.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gate.errors import ConfigError
+
+ENV_LIBRARY = "CHAOS_GATE_LIBFAKETIME"  # a path that overrides the search
+SYSTEM_GLOBS = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
+                "/usr/local/lib/faketime/libfaketime.so.1", "/usr/lib64/faketime/libfaketime.so.1")
+PROBE = "import sys, time; print('ready', flush=True); time.sleep(2.0); print('done', flush=True)"
+PROBE_AGENT_SECONDS = 2.0
+_verified: dict[tuple[str, float], str] = {}  # (library, scale) that passed the probe, per gate process
+
+
+def candidates() -> list[str]:
+    """Libraries to try, best first: an explicit path, the system package, the PyPI wheel."""
+    found = [os.environ[ENV_LIBRARY]] if os.environ.get(ENV_LIBRARY) else []
+    for pattern in SYSTEM_GLOBS:
+        found += sorted(glob.glob(pattern))
+    try:
+        import libfaketime  # noqa: F401  (optional: `pip install libfaketime`)
+
+        found += sorted(glob.glob(str(Path(libfaketime.__file__).parent / "vendor" / "*" / "src" / "libfaketime.so.1")))
+    except ImportError:
+        pass
+    return list(dict.fromkeys(found))
+
+
+def dilated(env: dict[str, str], library: str, scale: float) -> dict[str, str]:
+    """`env` with the agent's clock at `scale`× (the agent's own LD_PRELOAD kept after ours)."""
+    env = dict(env)
+    env["LD_PRELOAD"] = library + (" " + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    env["FAKETIME"] = f"+0 x{scale:g}"
+    env.pop("DONT_FAKE_MONOTONIC", None)  # asyncio and Node timers run on the monotonic clock
+    return env
+
+
+def probe(library: str, scale: float, env: dict[str, str] | None = None) -> float | None:
+    """The measured rate of a probe process's clock under `library`, or None if it failed or hung.
+
+    The gate times the probe's sleep from outside, between two lines it prints, so the
+    interpreter's start-up (CPU work, not faster under dilation) does not count."""
+    budget = max(2.0, 3 * PROBE_AGENT_SECONDS / scale + 1.0)
+    try:
+        proc = subprocess.Popen([sys.executable, "-S", "-c", PROBE], env=dilated(env or dict(os.environ), library, scale),
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None
+    try:
+        return _time_probe(proc, budget)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _time_probe(proc: subprocess.Popen, budget: float) -> float | None:
+    import selectors
+
+    lines, marks, deadline = [], [], time.monotonic() + 10 + budget  # 10 s for the interpreter to start
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while len(lines) < 2:
+            left = deadline - time.monotonic()
+            if left <= 0 or not sel.select(timeout=left):
+                return None
+            line = proc.stdout.readline()
+            if not line:
+                return None
+            lines.append(line.strip())
+            marks.append(time.monotonic())
+            if len(lines) == 1:
+                deadline = time.monotonic() + budget
+    real = marks[1] - marks[0]
+    return PROBE_AGENT_SECONDS / real if lines == ["ready", "done"] and real > 0 else None
+
+
+def is_static(executable: str) -> bool:
+    """A statically linked ELF binary (no program interpreter): LD_PRELOAD cannot reach it."""
+    try:
+        with open(executable, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return False
+    return head[:4] == b"\x7fELF" and b"/ld-linux" not in head and b"ld-musl" not in head
+
+
+def _executable(command) -> str | None:
+    if isinstance(command, str):
+        return None  # a shell line: its programs are dynamically linked as /bin/sh is, or the probe cannot know
+    return shutil.which(command[0]) if command else None
+
+
+def library_for(scale: float) -> str | None:
+    """The library `verify` accepted for this scale in this process (None at 1x)."""
+    return None if scale <= 1 else next((lib for (lib, sc) in _verified if sc == scale), None)
+
+
+def verify(config) -> str:
+    """The library to preload for this config's agent at its time_scale; ConfigError saying why not."""
+    scale = config.agent.time_scale
+    start = config.agent.start
+    if start is not None and start.docker is not None:
+        raise ConfigError(f"agent.time_scale {scale:g} cannot apply: the agent runs in a container, where the gate "
+                          "cannot preload libfaketime (set time_scale: 1, or run the agent as a process)")
+    if start is None and config.agent.invoke.command is None:
+        raise ConfigError(f"agent.time_scale {scale:g} cannot apply: the agent is already running at agent.url, so "
+                          "the gate does not start it (set time_scale: 1, or give agent.start)")
+    command = start.command if start is not None else config.agent.invoke.command.command
+    exe = _executable(command)
+    if exe is not None and is_static(exe):
+        raise ConfigError(f"agent.time_scale {scale:g} cannot apply: {exe} is statically linked, so libfaketime "
+                          "cannot reach its clock (set time_scale: 1)")
+    tried = []
+    for library in candidates():
+        if (library, scale) in _verified:
+            return library
+        rate = probe(library, scale)
+        if rate is not None and rate >= scale * 0.5:
+            _verified[(library, scale)] = library
+            return library
+        tried.append(f"{library} ({'no answer' if rate is None else f'clock ran {rate:.1f}x'})")
+    if not tried:
+        raise ConfigError(f"agent.time_scale {scale:g} needs libfaketime, and none was found: install the system "
+                          "package (apt-get install libfaketime) or point CHAOS_GATE_LIBFAKETIME at the library")
+    raise ConfigError(f"agent.time_scale {scale:g}: no libfaketime dilated a probe process to at least "
+                      f"{scale * 0.5:g}x; tried {', '.join(tried)}")
+
+
+# -- the one time base --------------------------------------------------------------------
+# Under dilation the agent's waits pass N times fast but its CPU work does not, so "real x N"
+# would count every millisecond the agent computes as N. The gate's time base is the time the
+# run would have taken at 1x: real time spent waiting counts N-fold, the agent's own CPU time
+# (the busiest thread of its process tree: its time on a CPU or waiting for one, from /proc) at face value. Deadlines, latencies and trace timings all
+# use it, so a verdict does not change with N (an agent that spins through a retry storm is
+# still seen calling again at once).
+
+def thread_busy(pid: int) -> dict[tuple[int, int], float]:
+    """Per thread of `pid` and of every process below it: seconds spent running or ready to run
+    (on a CPU, or in the run queue: a loaded machine's waits for a core are not the agent's waits),
+    from /proc/*/task/*/schedstat; empty when the process is gone."""
+    out, stack, seen = {}, [pid], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/schedstat", "rb") as fh:
+                    on_cpu, queued = fh.read().split()[:2]
+                out[(current, int(task))] = (int(on_cpu) + int(queued)) / 1e9
+                with open(f"/proc/{current}/task/{task}/children", "rb") as fh:
+                    stack += [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+class AgentClock:
+    """1x-equivalent seconds since `start()`: waiting at `scale`x, CPU at face value."""
+
+    def __init__(self, scale: float = 1.0, pid_of=None):
+        self.scale, self.pid_of = scale, pid_of or (lambda: None)
+        self.real0 = self.last = 0.0
+        self.base: dict = {}
+        self.start()
+
+    @property
+    def dilated(self) -> bool:
+        return self.scale > 1
+
+    def _busy(self) -> float:
+        """The busiest thread's running-or-ready seconds since start(): a thread that computes is not
+        waiting, while threads busy side by side (or a sleeping thread's idle siblings) must not add up.
+        A process that exited keeps its last reading (it is gone from /proc)."""
+        pid = self.pid_of() if self.dilated else None
+        now = thread_busy(pid) if pid else {}
+        busiest = max((v - self.base.get(k, 0.0) for k, v in now.items()), default=0.0)
+        self.last = max(self.last, busiest)
+        return self.last
+
+    def start(self) -> None:
+        self.last = 0.0
+        pid = self.pid_of() if self.dilated else None
+        self.base = thread_busy(pid) if pid else {}
+        self.real0 = time.monotonic()
+
+    def elapsed(self) -> float:
+        real = time.monotonic() - self.real0
+        if not self.dilated:
+            return real
+        busy = min(self._busy(), real)
+        return (real - busy) * self.scale + busy
+
+    async def within(self, awaitable, deadline: float):
+        """`awaitable`'s result, or TimeoutError once `deadline` agent seconds have passed."""
+        import asyncio
+
+        task = asyncio.ensure_future(awaitable)
+        try:
+            while True:
+                left = deadline - self.elapsed()
+                if left <= 0:
+                    raise TimeoutError()
+                # short slices under dilation: each samples the CPU of processes that may exit soon
+                slice_ = left / self.scale if not self.dilated else min(left / self.scale, 0.05)
+                done, _ = await asyncio.wait({task}, timeout=slice_)
+                if done:
+                    return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                try:
+                    await task
+                except BaseException:  # noqa: BLE001 - a cancelled invocation: only its absence matters
+                    pass

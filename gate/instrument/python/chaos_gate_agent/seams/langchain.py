@@ -1,0 +1,130 @@
+"""LangChain tools (langchain-core `BaseTool`): each tool class's own `_run` / `_arun`.
+
+`BaseTool.run()` / `arun()` parse and validate the model's arguments, call
+`self._run(...)` / `await self._arun(...)` inside their own `try`, and only then wrap
+the value into a ToolMessage. That inner call is the seam: `@tool`, `StructuredTool`,
+`Tool` and custom subclasses all pass through it, and so do LangGraph's `ToolNode` and
+`create_react_agent`, which call `tool.invoke`. So:
+
+- a fault raises where the tool body would raise, inside run()'s `try`: the tool's
+  `handle_tool_error` and ToolNode's `handle_tool_errors` are what get tested (a plain
+  exception, as a failing HTTP call in a tool body gives, never a ToolException);
+- a value fault acts on what `_run` returned, before the ToolMessage exists (for
+  `response_format="content_and_artifact"`, on the content the model sees; the
+  artifact stays the tool's).
+
+The classes are wrapped as they are made (a hook on `BaseTool.__init_subclass__`),
+each wrapper made by functools.wraps, so what LangChain reads off `_run` (injected
+arguments, `run_manager`, the `RunnableConfig` parameter, the schema of a subclass
+without `args_schema`) is read off the original: the JSON schema is byte-identical.
+A class that only inherits `_run` keeps its parent's wrapper; a `_run` calling
+`super()._run` (or `_arun` falling back to `_run` on a thread) is one call, since an
+inner seam passes through.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from chaos_gate_agent import client
+from chaos_gate_agent.call import Seam, call_async, call_sync
+
+METHODS = ("_run", "_arun")
+
+
+class LangChainSeam(Seam):
+    framework = "langchain"
+
+
+class ContentAndArtifact(LangChainSeam):
+    """`(content, artifact)`: faults see the content the model is shown; the artifact is kept."""
+
+    def encode(self, value):
+        if isinstance(value, tuple) and len(value) == 2:
+            return client.encode(value[0])
+        return client.encode(value)
+
+    def decode(self, answer, original):
+        if isinstance(original, tuple) and len(original) == 2:
+            return client.decode(answer, original[0]), original[1]
+        return client.decode(answer, original), None  # answered without running: no artifact to keep
+
+
+SEAM, PAIR = LangChainSeam(), ContentAndArtifact()
+
+
+def patch(module):
+    """`module` is langchain_core.tools.base, right after it ran (no tool class exists yet)."""
+    base = module.BaseTool
+    hook = base.__dict__["__init_subclass__"]
+    if getattr(hook, "__chaos_gate__", False):
+        return None
+    original = hook.__func__
+
+    @functools.wraps(original)
+    def __init_subclass__(cls, **kwargs):
+        original(cls, **kwargs)  # LangChain's own check of the class first (zero-arg super() inside still works)
+        _instrument_class(cls, module)
+
+    __init_subclass__.__chaos_gate__ = True
+    base.__init_subclass__ = classmethod(__init_subclass__)
+    stack = list(base.__subclasses__())  # classes made before the patch (only if it was applied late)
+    while stack:
+        cls = stack.pop()
+        _instrument_class(cls, module)
+        stack.extend(cls.__subclasses__())
+    return "langchain_core.BaseTool._run"
+
+
+def _instrument_class(cls, module) -> None:
+    for name in METHODS:
+        fn = cls.__dict__.get(name)
+        if not inspect.isfunction(fn) or getattr(fn, "__chaos_gate__", False) or \
+                getattr(fn, "__isabstractmethod__", False):
+            continue
+        setattr(cls, name, _wrap(fn, module))
+
+
+def _wrap(fn, module):
+    config_param = _config_param(fn, module)
+
+    def seam_of(tool):
+        return PAIR if getattr(tool, "response_format", None) == "content_and_artifact" else SEAM
+
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def wrapper(self, *args, **kwargs):
+            return await call_async(seam_of(self), _name(self), _arguments(self, args, kwargs, config_param),
+                                    lambda: fn(self, *args, **kwargs))
+    else:
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            return call_sync(seam_of(self), _name(self), _arguments(self, args, kwargs, config_param),
+                             lambda: fn(self, *args, **kwargs))
+    wrapper.__chaos_gate__ = True
+    return wrapper
+
+
+def _config_param(fn, module) -> str | None:
+    """The parameter LangChain hands the RunnableConfig in (`config` on StructuredTool): not an argument."""
+    try:
+        return module._get_runnable_config_param(fn)
+    except Exception:  # noqa: BLE001 - a langchain-core without it: `config` is its usual name
+        return "config" if "config" in inspect.signature(fn).parameters else None
+
+
+def _name(tool) -> str:
+    return str(getattr(tool, "name", None) or type(tool).__name__)
+
+
+def _arguments(tool, args: tuple, kwargs: dict, config_param: str | None) -> dict:
+    """What the model asked for: the framework's own filter drops run_manager, callbacks and the
+    injected arguments (InjectedToolArg, InjectedState, ToolRuntime), so they never key a call."""
+    try:
+        kept = tool._filter_injected_args(dict(kwargs))
+    except Exception:  # noqa: BLE001 - an older langchain-core: drop what run() itself adds
+        kept = {k: v for k, v in kwargs.items() if k not in ("run_manager", "callbacks")}
+    if config_param:
+        kept.pop(config_param, None)
+    return {"args": list(args), **kept} if args else kept

@@ -1,0 +1,65 @@
+"""Did a tool call fail, and was it the call's arguments? Read off what the agent sent back.
+
+The sim never follows a failed tool with a scripted success, so it must recognise a
+failure however the agent's framework words it; few say "error" plainly. A result
+failed when it is flagged (Anthropic `is_error`, a Gemini `functionResponse` with
+`error`) or worded as a failure — each framework's words are listed below with their
+source, measured on the frameworks themselves (tests/test_sim_fidelity.py).
+
+The second question, *the call's fault or the tool's?*, picks what a model does next
+(`on_error: auto`): it re-issues a call whose arguments did not parse or validate, and
+apologises for a tool that failed. A failure is the call's when its words say so, or
+when the call it answers carries arguments that are not a JSON object as the agent sent
+them back (npm `openai` and the Agents SDK return the damaged text, pydantic-ai wraps it
+as `{"INVALID_JSON": ...}`): the Agents SDK's one generic sentence then means "bad
+arguments". Unparsable arguments alone do not make a result a failure: an agent whose
+parser swallows them may really have run the tool, and what it did is for the
+invariants to judge, not for the sim to guess.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gate.dialects.model import ToolCall, ToolResult
+
+HEAD = 300  # the wording is at the start of a result: a long tool answer is not searched whole
+
+# The call itself was wrong: arguments that do not parse or do not validate, or a tool name the
+# framework does not know.
+BAD_CALL = re.compile("|".join([
+    r"\bis not valid JSON\b", r"\bin JSON at position \d+", r"\bUnexpected end of JSON input\b",  # V8 JSON.parse
+    # (npm openai runTools returns fn.parse's message: `Expected ',' or '}' after property value in JSON
+    # at position 17`)
+    r"\bJSON Parse error\b",  # JavaScriptCore (Bun)
+    r"\bline \d+ column \d+ \(char \d+\)",  # Python's json.JSONDecodeError
+    r"\bInvalid JSON\b", r"\bjson_invalid\b",  # pydantic (pydantic-ai's retry prompt), Agents SDK "Invalid JSON input"
+    r"\b\d+ validation errors?\b", r"\bField required\b",  # pydantic ValidationError, pydantic-ai "N validation errors"
+    r"\bInvalid arguments for function\b", r"\bInput must be a dictionary\b",  # Anthropic SDK tool runner
+    r"\bError invoking tool '[^']*' with kwargs\b",  # LangGraph ToolNode, a ToolInvocationError
+    r"\bis not a valid tool, try one of\b", r"^Invalid tool_call: ",  # LangGraph, npm openai: an unknown tool name
+    r'"code"\s*:\s*"invalid_type"',  # zod (a `parse: schema.parse` in npm openai)
+]), re.IGNORECASE)
+
+# Any failure, in the words frameworks and tool services use.
+FAILED = re.compile("|".join([
+    r"^\s*error\b",  # LangGraph ToolNode "Error: ... Please fix your mistakes.", a service's "Error: 503"
+    r"^\s*an error occurred\b",  # OpenAI Agents SDK default_tool_error_function
+    r'^\s*\{\s*"error"\s*:',  # google-genai automatic function calling, pydantic-ai, JSON error bodies
+    r'"status"\s*:\s*[45]\d\d\b',  # an HTTP error body relayed as the result
+    r"^\s*tool failed\b", r"^\s*exception\b",
+    r"^\s*\w+(Error|Exception)\(",  # a Python exception's repr (the Anthropic tool runner's error content)
+    r"^\s*Failed to invoke function\b",  # google-genai automatic function calling
+    r"^\s*Error executing tool\b",  # LangGraph ToolNode
+]), re.IGNORECASE)
+
+
+def is_error(result: ToolResult, call: ToolCall | None = None) -> bool:
+    """The tool did not succeed: flagged, or worded as a failure."""
+    head = result.content[:HEAD]
+    return result.is_error or bool(FAILED.search(head) or BAD_CALL.search(head))
+
+
+def bad_call(result: ToolResult, call: ToolCall | None = None) -> bool:
+    """A failure that was the call's own (its arguments, its name): a model re-issues it."""
+    return (call is not None and call.unparsable) or bool(BAD_CALL.search(result.content[:HEAD]))

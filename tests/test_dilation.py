@@ -1,0 +1,113 @@
+"""Time dilation (agent.time_scale): verified before it is used, and verdicts unchanged by it.
+
+The agents are real processes under the real libfaketime (.ci/faketime-up.sh installs
+Debian's package, as the Action image does); the gate's verdict part of report.json at
+10x must equal the one at 1x for the bundled examples, sound and with planted bugs,
+while the fault waits cost a fraction of their real time.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, load_report
+from gate.agent import dilation
+from gate.cli import main
+from gate.config.models import Config
+from gate.errors import ConfigError
+
+SDK = ROOT / "examples" / "sdk_agent" / "chaos-gate.yaml"
+needs_library = pytest.mark.skipif(not any(dilation.probe(lib, 10) for lib in dilation.candidates()),
+                                   reason="no libfaketime that dilates (apt-get install libfaketime; .ci does)")
+
+
+def _config(**agent):
+    base = {"start": {"command": [sys.executable, "agent.py"]}, "invoke": {"http": {"url": "{{url}}"}}}
+    return Config.model_validate({"agent": {**base, **agent, "time_scale": 10}, "inputs": [{"id": "a", "text": "x"}],
+                                  "llm": [{"name": "openai"}]})
+
+
+@needs_library
+def test_a_library_that_dilates_is_accepted_and_measured():
+    library = dilation.verify(_config())
+    assert library in dilation.candidates() and dilation.library_for(10) == library
+    assert dilation.probe(library, 10) >= 5
+
+
+def test_a_container_agent_is_refused_with_its_reason():
+    config = _config(start={"docker": {"image": "agent:latest"}})
+    with pytest.raises(ConfigError, match="runs in a container"):
+        dilation.verify(config)
+
+
+def test_an_agent_the_gate_does_not_start_is_refused():
+    config = Config.model_validate({"agent": {"url": "http://127.0.0.1:9", "invoke": {"http": {"url": "{{url}}"}},
+                                              "time_scale": 5}, "inputs": [{"id": "a", "text": "x"}]})
+    with pytest.raises(ConfigError, match="already running at agent.url"):
+        dilation.verify(config)
+
+
+def test_a_statically_linked_agent_is_refused(tmp_path):
+    if shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "agent.c").write_text("int main(void) { return 0; }\n")
+    done = subprocess.run(["gcc", "-static", "-o", str(tmp_path / "agent"), str(tmp_path / "agent.c")],
+                          capture_output=True)
+    if done.returncode != 0:
+        pytest.skip("no static libc to link with")
+    assert dilation.is_static(str(tmp_path / "agent")) and not dilation.is_static(sys.executable)
+    with pytest.raises(ConfigError, match="statically linked"):
+        dilation.verify(_config(start={"command": [str(tmp_path / "agent")]}))
+
+
+def test_a_library_that_does_not_dilate_is_refused(tmp_path, monkeypatch):
+    fake = tmp_path / "libfaketime.so.1"
+    fake.write_bytes(b"not a library")
+    monkeypatch.setattr(dilation, "SYSTEM_GLOBS", ())
+    monkeypatch.setenv(dilation.ENV_LIBRARY, str(fake))
+    monkeypatch.setitem(sys.modules, "libfaketime", None)  # the PyPI wheel, if installed, is not asked either
+    dilation._verified.clear()
+    with pytest.raises(ConfigError, match="no libfaketime dilated a probe"):
+        dilation.verify(_config())
+
+
+def test_the_time_base_counts_the_agents_cpu_at_face_value():
+    """A process that computes for a while, then sleeps: CPU is not faster under dilation, so it is
+    not multiplied; only the wait is (the 1x-equivalent time)."""
+    proc = subprocess.Popen([sys.executable, "-c", "x = 0\nfor i in range(3 * 10**6): x += i\n"])
+    clock = dilation.AgentClock(10, lambda: proc.pid)
+    began = time.monotonic()
+    while proc.poll() is None:
+        clock.elapsed()  # samples the CPU while the process is there to read
+        time.sleep(0.01)
+    real = time.monotonic() - began
+    assert clock.last > 0.05  # its busiest thread's CPU (and run-queue) time was read from /proc
+    assert clock.elapsed() < real * 10 * 0.9  # not simply real x 10
+
+
+def test_time_scale_out_of_range_is_a_flag_error(capsys):
+    assert main(["run", "-c", str(SDK), "--time-scale", "0.5"]) == 2
+    assert "--time-scale: must be between 1 and 100" in capsys.readouterr().err
+
+
+def run(tmp_path, scale: float, bugs: str, monkeypatch, *extra) -> tuple[dict, float]:
+    monkeypatch.setenv("AGENT_BUGS", bugs)
+    out = tmp_path / f"{bugs or 'sound'}-{scale:g}"
+    began = time.monotonic()
+    main(["run", "-c", str(SDK), "-o", str(out), "--quiet", "--time-scale", str(scale), *extra])
+    return load_report(out), time.monotonic() - began
+
+
+@needs_library
+@pytest.mark.parametrize("bugs", ["", "double_write", "retry_storm", "no_tool_timeout"])
+def test_verdicts_at_10x_equal_those_at_1x(tmp_path, monkeypatch, bugs):
+    slow, slow_s = run(tmp_path, 1, bugs, monkeypatch)
+    fast, fast_s = run(tmp_path, 10, bugs, monkeypatch)
+    assert json.dumps(fast["verdict"], sort_keys=True) == json.dumps(slow["verdict"], sort_keys=True)
+    assert slow["verdict"]["verdict"] == ("pass" if not bugs or bugs == "retry_storm" else "fail")
+    if bugs == "no_tool_timeout":  # a 60 s tool hang: the fault waits dominate, and cost a fraction at 10x
+        assert fast_s < 0.5 * slow_s, (fast_s, slow_s)
