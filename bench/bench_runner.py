@@ -98,7 +98,21 @@ def floor(cells: int, latency_ms: int, concurrency: int) -> tuple[float, float]:
     procs = [subprocess.Popen([sys.executable, str(AGENT)], stdout=subprocess.DEVNULL,
                               env={**os.environ, "PORT": str(p), "BEHAVIOUR": "slow", "SLOW_MS": str(latency_ms)})
              for p in ports]
-    time.sleep(1.0)
+
+    async def ready(deadline: float = 60.0):
+        """Each agent answers its health check before the clock starts (a loaded machine starts
+        them slowly; a fixed sleep once let the floor run die with `cannot connect`)."""
+        from gate.agent.process import answers
+
+        probe, began = WireClient(connect_timeout=1.0), time.monotonic()
+        try:
+            for port in ports:
+                while not await answers(probe, f"http://127.0.0.1:{port}/health"):
+                    if time.monotonic() - began > deadline:
+                        raise SystemExit(f"floor agent on port {port} not ready after {deadline:g}s")
+                    await asyncio.sleep(0.05)
+        finally:
+            await probe.aclose()
 
     async def drive():
         client = WireClient()
@@ -114,6 +128,7 @@ def floor(cells: int, latency_ms: int, concurrency: int) -> tuple[float, float]:
         await asyncio.gather(*(worker(p, cells // concurrency) for p in ports))
         return time.perf_counter() - began
     try:
+        asyncio.run(ready())
         cpu = time.process_time()
         seconds = asyncio.run(drive())
         return seconds, (time.process_time() - cpu) * 1000 / (cells // concurrency * concurrency)

@@ -329,3 +329,24 @@ def test_side_effect_once_counts_a_command_only_when_named():
     obs = Observation(output="ok", reason="ok", trace=status)
     assert SideEffectOnce(id="o", type="side_effect_once").check(obs).passed
     assert not SideEffectOnce(id="o", type="side_effect_once", tool="git").check(obs).passed
+
+
+def test_garbage_on_the_fn_endpoints_never_breaks_the_proxy(proxy):
+    """The agent is untrusted: whatever it posts to /fn/, the proxy answers and stays up."""
+    import httpx
+
+    proxy.begin({"kind": "inject", "target": "tools"})
+    base = proxy.env["CHAOS_GATE_FN_URL"]
+    answers = [httpx.post(f"{base}/{what}", content=body, timeout=5).status_code for what, body in [
+        ("begin", b"not json"), ("begin", b"[1, 2]"), ("end", b'{"id": "nope"}'), ("nowhere", b"{}"),
+        ("hello", b'{"seam": ["x"]}'),
+        ("begin", json.dumps({"id": "x1", "tool": "t" * 10000, "arguments": [1, {"a": None}], "returns": 7,
+                              "hints": "yes"}).encode())]]
+    # the call begun last is ended with a value that does not decode as what it says it is
+    answers.append(httpx.post(f"{base}/end", json={"id": "x1", "ok": True, "type": "bytes", "value": "%%%"},
+                              timeout=5).status_code)
+    trace = proxy.end()
+    assert answers == [200] * 7
+    assert trace[-1].tool.startswith("ttt") and trace[-1].fault_status == "not_applicable"
+    got, _ = run_agent(proxy)  # and the next run is served as usual
+    assert got["out"][0]["value"] == VALUE

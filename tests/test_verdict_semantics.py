@@ -351,3 +351,18 @@ def test_a_fault_that_did_not_fire_says_what_to_change():
     assert "another `--seed`, more `runs`" in hints[0]
     assert "`on_calls: [5]` but no run made more than 2 matching call(s): use call numbers from 1 to 2" in hints[1]
     assert "set `target`" in hints[2] and "its calls went to: llm:openai" in hints[2]
+
+
+def test_a_cascade_profile_stays_one_cell_while_others_split_per_fault():
+    from gate.config.models import Config
+    from gate.plan import build_plan
+
+    config = Config.model_validate({
+        "agent": {"url": "http://127.0.0.1:9", "invoke": {"http": {"url": "{{url}}"}}},
+        "inputs": [{"id": "a", "text": "x"}], "mutation": {"enabled": False}, "llm": [{"name": "openai"}],
+        "tools": [{"name": "t", "env": "T", "upstream": "http://127.0.0.1:9"}],
+        "chaos": {"profiles": ["cascading_failure", "flaky_llm"]}})
+    cells = {c.id: c for c in build_plan(config)}
+    assert len(cells["chaos/a/cascading_failure"].faults) == 3  # the story told in one cell
+    assert [k for k in cells if k.startswith("chaos/a/flaky_llm/")] == [
+        "chaos/a/flaky_llm/server_error-1", "chaos/a/flaky_llm/server_error-2", "chaos/a/flaky_llm/reset"]

@@ -80,3 +80,5 @@ class Profile(StrictModel):
     name: str
     description: str
     faults: list[Fault] = Field(min_length=1)
+    cascade: bool = Field(default=False, description="The faults are one story (each sets up the next): run them "
+                                                     "together in one cell, not one cell per fault.")

@@ -64,7 +64,17 @@ def resolve(name: str, dirs: list[Path], where: str = "") -> tuple:
         close = difflib.get_close_matches(name, list(profiles), n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else f" (available: {', '.join(sorted(profiles))})"
         raise ConfigError(f"{where}unknown profile '{name}'{hint}")
-    return tuple(load_profile(profiles[name]).faults)
+    profile = load_profile(profiles[name])
+    return ProfileFaults(profile.faults, cascade=profile.cascade)
+
+
+class ProfileFaults(tuple):
+    """A profile's faults, and whether they are one cascade (one cell) or each tested alone."""
+
+    def __new__(cls, faults, cascade: bool = False):
+        made = super().__new__(cls, faults)
+        made.cascade = cascade
+        return made
 
 
 def _rebased(fault):

@@ -63,14 +63,18 @@ def annotate(entry, doc: dict, provider: str) -> None:
 
 
 def body_of(vtype: str, value) -> bytes:
-    """The bytes a fault reads for a returned value of this type."""
-    if vtype in ("str", "error"):
-        return str(value).encode()
-    if vtype == "bytes":
-        return base64.b64decode(value)
-    if vtype == "opaque":
+    """The bytes a fault reads for a returned value of this type (the agent's report is untrusted:
+    what does not decode is an opaque value, never an error in the proxy)."""
+    try:
+        if vtype in ("str", "error"):
+            return str(value).encode("utf-8", "replace")
+        if vtype == "bytes":
+            return base64.b64decode(value if isinstance(value, (str, bytes)) else b"", validate=True)
+        if vtype == "opaque":
+            return b""
+        return json.dumps(value).encode()
+    except (ValueError, TypeError):
         return b""
-    return json.dumps(value).encode()
 
 
 class FunctionExchange(Exchange):
@@ -96,7 +100,7 @@ class FunctionExchange(Exchange):
                 opened.remove(self.entry)
         if got is None:
             raise Aborted()
-        self.vtype = got.get("type", "opaque")
+        self.vtype = got.get("type") if got.get("type") in MEDIA else "opaque"
         status = 200 if got.get("ok") else 500
         self.response = UpstreamResponse(status, [("content-type", MEDIA.get(self.vtype, MEDIA["opaque"]))],
                                          WholeBody(body_of(self.vtype, got.get("value", got.get("error", "")))))

@@ -134,7 +134,9 @@ def _chaos_cells(config: Config, resolve) -> list[dict]:
     if chaos.faults:
         scenarios.append(("custom", tuple(chaos.faults)))
     named = {s.name for s in chaos.scenarios}
-    return _scenario_cells(config, "chaos", scenarios, frozenset(n for n in chaos.profiles if n not in named))
+    split = frozenset(n for n, faults in scenarios[:len(chaos.profiles)]
+                      if n not in named and not getattr(faults, "cascade", False))  # a cascade stays one cell
+    return _scenario_cells(config, "chaos", scenarios, split)
 
 
 def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:

@@ -23,6 +23,9 @@ from gate.proxy.trace import TraceEntry
 from gate.proxy.upstream import UpstreamUnavailable
 
 
+MAX_OFFERED = 1000  # tool names kept for coverage's "the agent offered" (gate/runner/reach.py)
+
+
 class RunState:
     """Everything the proxy keeps for one run of one cell."""
 
@@ -162,10 +165,12 @@ class ProxyApp:
     def _note_reach(self, route, info, body: bytes) -> None:
         key = f"{route.kind}:{route.name}"
         self.calls_by_target[key] = self.calls_by_target.get(key, 0) + 1
+        if len(self.offered) >= MAX_OFFERED:  # names come from the agent: bounded, whatever it sends
+            return
         if route.kind == "llm":
-            self.offered.update(offered.tool_names(body))
+            self.offered.update(name[:200] for name in offered.tool_names(body))
         elif info.tool:
-            self.offered.add(info.tool)
+            self.offered.add(str(info.tool)[:200])
 
 
 def _judge(schedule, index: int, ex: Exchange) -> None:
