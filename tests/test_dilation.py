@@ -111,3 +111,16 @@ def test_verdicts_at_10x_equal_those_at_1x(tmp_path, monkeypatch, bugs):
     assert slow["verdict"]["verdict"] == ("pass" if not bugs or bugs == "retry_storm" else "fail")
     if bugs == "no_tool_timeout":  # a 60 s tool hang: the fault waits dominate, and cost a fraction at 10x
         assert fast_s < 0.5 * slow_s, (fast_s, slow_s)
+
+
+@needs_library
+@pytest.mark.parametrize("example", ["openai_agents", "langgraph"])
+def test_framework_examples_judge_the_same_at_10x(tmp_path, example):
+    """Real frameworks at their defaults (CPU-heavier turns than the SDK example): same verdict part."""
+    pytest.importorskip({"openai_agents": "agents", "langgraph": "langgraph"}[example])
+    config = ROOT / "examples" / "frameworks" / example / "chaos-gate.yaml"
+    reports = []
+    for scale in ("1", "10"):
+        main(["run", "-c", str(config), "-o", str(tmp_path / scale), "--quiet", "--time-scale", scale])
+        reports.append(load_report(tmp_path / scale)["verdict"])
+    assert json.dumps(reports[0], sort_keys=True) == json.dumps(reports[1], sort_keys=True)

@@ -350,3 +350,25 @@ def test_garbage_on_the_fn_endpoints_never_breaks_the_proxy(proxy):
     assert trace[-1].tool.startswith("ttt") and trace[-1].fault_status == "not_applicable"
     got, _ = run_agent(proxy)  # and the next run is served as usual
     assert got["out"][0]["value"] == VALUE
+
+
+def test_a_trace_invariant_naming_a_tool_nobody_called_is_vacuous_at_run_time():
+    from gate.report.model import CellResult
+    from gate.runner.coverage import unmatched_tool_filters
+
+    config = Config.model_validate({
+        "agent": {"start": {"command": "true"}, "invoke": {"http": {"url": "{{url}}"}}},
+        "inputs": [{"id": "a", "text": "x"}], "llm": [{"name": "openai"}],
+        "contract": {"invariants": [{"id": "once", "type": "side_effect_once", "tool": "issue_refnd"},
+                                    {"id": "called", "type": "tool_called", "tool": "issue_*"}]}})
+
+    def cell(tool):
+        return CellResult.model_validate({
+            "id": "contract/a/baseline", "stage": "contract", "input_id": "a", "scenario": "baseline", "input": "x",
+            "status": "pass", "reason": "ok", "pass_rate": 1.0, "reproduce": "", "seed": 1,
+            "invariants": [{"id": i, "severity": "high", "breached": False, "message": "", "passed_runs": 1, "pass_rate": 1.0,
+                            "total_runs": 1} for i in ("once", "called")],
+            "runs": [{"run": 0, "reason": "ok", "trace": [{"seq": 1, "target": "functions", "kind": "tool", "call": 1,
+                                                          "method": "CALL", "path": f"/{tool}", "tool": tool}]}]})
+    problems = unmatched_tool_filters(config, [cell("issue_refund")])
+    assert len(problems) == 1 and "'once' names tool 'issue_refnd'" in problems[0] and "issue_refund" in problems[0]

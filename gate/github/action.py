@@ -33,7 +33,7 @@ def run_action(env=os.environ, out=None) -> int:
     workspace = Path(env.get("GITHUB_WORKSPACE", os.getcwd()))
     workdir = (workspace / inputs.working_directory).resolve()
     try:
-        report, loaded, paths = _run(inputs, workdir, out)
+        report, loaded, paths = _run(inputs, workdir, workspace, out)
     except GateError as exc:
         return _fail_early(str(exc), env, out, exc)
     except Exception as exc:  # a gate bug outside the run itself: still a summary and an annotation
@@ -41,21 +41,25 @@ def run_action(env=os.environ, out=None) -> int:
     config_file = workflow.relative(loaded.path, workspace)
     _annotate(report, config_file, out)
     _annotate_error(report, config_file, out)
-    final = _place(paths, inputs, workdir)
+    final = _place(paths, inputs, workdir, out)
     v = report.verdict
     # workspace-relative: the container sees /github/workspace, later steps the runner's own path
     workflow.set_outputs({"score": "" if v.score is None else f"{v.score:.2f}", "verdict": v.verdict,
                           "report": workflow.relative(final["json"], workspace),
                           "junit": workflow.relative(final["junit"], workspace)}, env)
     summary = markdown.render(report, limit=markdown.SUMMARY_LIMIT - 2048)
-    notice = _comment(report, inputs, env, out)
+    try:
+        notice = _comment(report, inputs, env, out)
+    except Exception as exc:  # a gate bug posting the comment must not cost the summary or the exit code
+        notice = f"could not post the PR comment: {exc!r}"
+        workflow.warning(notice, title="chaos-gate: no PR comment", out=out)
     if notice:
         summary += f"\n> **Note:** {text(notice, 600)}\n"
     workflow.append_summary(loaded.redactor.redact(summary), env)
     return v.exit_code
 
 
-def _run(inputs, workdir: Path, out):
+def _run(inputs, workdir: Path, workspace: Path, out):
     from gate.agent.reaper import install_signal_handlers
     from gate.config import load_config
     from gate.report.failure import redacted
@@ -65,6 +69,9 @@ def _run(inputs, workdir: Path, out):
     from gate.plan.shard import parse_shard
 
     config_path = workdir / inputs.config
+    # the config as the repository names it, like the ::error annotations: every reproduce command, the
+    # JUnit `file` and the report's `config` then work from the repository root, whatever working-directory is
+    label = workflow.relative(config_path, workspace)
     loaded = load_config(config_path, {"seed": inputs.seed, "runs": inputs.runs, "agent.time_scale": inputs.time_scale})
     loaded.redactor.add(inputs.github_token or "", "github-token")
     for value in loaded.redactor.values:
@@ -86,8 +93,8 @@ def _run(inputs, workdir: Path, out):
             report = merge_reports(loaded, found, baseline)
         else:
             shard = parse_shard(inputs.shard) if inputs.shard else None
-            report = run_guarded(loaded, out_dir, inputs.config,  # a report on every exit path
-                                 lambda: run_gate(loaded, config_label=inputs.config, output_dir=out_dir, shard=shard,
+            report = run_guarded(loaded, out_dir, label,  # a report on every exit path
+                                 lambda: run_gate(loaded, config_label=label, output_dir=out_dir, shard=shard,
                                                   baseline=baseline, **_progress(out)))
     finally:
         workflow.endgroup(out)
@@ -142,14 +149,25 @@ def _annotate_error(report, config_file: str, out) -> None:
                    file=config_file, line=1, title=f"chaos-gate could not judge ({v.error_reason})", out=out)
 
 
-def _place(paths: dict, inputs, workdir: Path) -> dict:
+def _place(paths: dict, inputs, workdir: Path, out) -> dict:
+    """Copy report.json / the JUnit file where report-path / junit-path ask. The gate's own file is
+    already there (the README's "Against main" step names it): nothing to copy. A copy that fails
+    is a warning; the outputs then name the gate's own file, which exists."""
     final = dict(paths)
-    for key, wanted in (("json", inputs.report_path), ("junit", inputs.junit_path)):
-        if wanted:
-            target = workdir / wanted
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(paths[key], target)
-            final[key] = target
+    for key, name, wanted in (("json", "report-path", inputs.report_path), ("junit", "junit-path", inputs.junit_path)):
+        if not wanted:
+            continue
+        target = workdir / wanted
+        try:
+            if not (target.exists() and target.samefile(paths[key])):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(paths[key], target)
+        except OSError as exc:
+            workflow.warning(f"{name} {wanted}: could not copy {paths[key].name} there ({exc.strerror or exc}); "
+                             f"the `{'report' if key == 'json' else 'junit'}` output names the gate's own file",
+                             title=f"chaos-gate: {name}", out=out)
+            continue
+        final[key] = target
     return final
 
 

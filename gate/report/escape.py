@@ -15,7 +15,9 @@ Each function fits one context, because what is safe differs between them:
 
 All of them spell out control characters as visible `\\u001b`-style text (as the
 JUnit writer does) and break the sticky-comment marker, so agent text can never
-pose as our comment.
+pose as our comment. The bidirectional controls (U+061C, U+200E/F, U+202A–U+202E,
+U+2066–U+2069) are spelled out too: invisible, they reorder what a reader sees
+(`PWNED` behind U+202E reads `DENWP`), on every surface that renders text.
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ MARKER = "<!-- agent-chaos-gate:sticky-comment -->"
 ZWJ = "\u200d"
 _MARKER_CORE = "agent-chaos-gate:sticky-comment"
 # XML cannot carry these; in Markdown they are invisible or mangled (NUL becomes U+FFFD)
-UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# ...and the bidi controls, which reorder the text around them without being seen (Trojan Source)
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+UNSAFE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff{BIDI}]")
 PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
 PINGS = re.compile(r"(?<=[@#])(?=[A-Za-z0-9])")  # @user, @org/team, #123
 
 
 def spell_out(value: str) -> str:
-    """Control characters, lone surrogates and non-characters as visible \\uXXXX text."""
+    """Control characters, bidi controls, lone surrogates and non-characters as visible \\uXXXX text."""
     if UNSAFE.search(value) is None:  # the common case: no copy, no callback
         return value
     return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)

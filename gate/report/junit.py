@@ -4,9 +4,13 @@ Each testcase is exactly one of pass, failure or error, taken from the cell's
 status, so every reader's counts (dorny/test-reporter, mikepenz/action-junit-report,
 EnricoMi/publish-unit-test-result-action, Jenkins xunit) equal report.json's: a
 failing cell has one <failure> whose message and text fold all its breaches, a
-harness error one <error>. Scores are suite properties. The file validates against
-Jenkins xunit's junit-10.xsd, which allows no `skipped` on <testsuites> and at most
-three decimals in `time`.
+harness error one <error>. Scores are suite properties. Every testcase carries `file`
+(the config, as the run named it: relative to the repository root in the Action) and
+`line` (the config line of its worst breached invariant, else of its first invariant
+declared there), the attributes pytest writes and mikepenz/action-junit-report and
+EnricoMi/publish-unit-test-result-action annotate with. Apart from those two attributes
+the file validates against Jenkins xunit's junit-10.xsd, which allows no `skipped` on
+<testsuites> and at most three decimals in `time`.
 
 Everything from the agent or the config is untrusted text: characters XML 1.0
 cannot carry (NUL, ANSI escapes and other C0 controls, lone surrogates, U+FFFE/F)
@@ -42,6 +46,7 @@ class _Writer:
         self.report = report
         self.redact = redact
         self.wall = {t.id: t.wall_ms / 1000 for t in report.timings.cells}
+        self.lines = {i.id: i.line for i in report.verdict.invariants if i.line}
 
     def text(self, value: str | None, limit: int | None = None) -> str:
         value = self.redact(value or "")
@@ -93,6 +98,7 @@ class _Writer:
 
     def case(self, suite, cell: CellResult) -> None:
         case = self.element(suite, "testcase", name=cell.id, classname=f"chaos-gate.{cell.stage}.{cell.input_id}",
+                            file=self.report.verdict.config, line=str(self.line_of(cell)),
                             time=_seconds(self.wall.get(cell.id, 0.0)))
         if cell.status == "fail":
             message, type_, body = failure_of(cell)
@@ -106,6 +112,13 @@ class _Writer:
         output = _first_output(cell)
         if output is not None:
             self.element(case, "system-out", self.text(output, EXCERPT))
+
+
+    def line_of(self, cell: CellResult) -> int:
+        """The config line a reader should open: the worst breach's invariant, else the cell's first
+        invariant with a line (implicit ones have none), else line 1 (annotations need a line)."""
+        ranked = sorted(cell.breaches, key=lambda b: SEVERITY_RANK.get(b.severity, 9)) + cell.invariants
+        return next((self.lines[o.id] for o in ranked if o.id in self.lines), 1)
 
 
 def _first_output(cell: CellResult) -> str | None:

@@ -201,3 +201,28 @@ def merge_coverage(parts: list[list[ScenarioCoverage]]) -> list[ScenarioCoverage
                 mine.status = _status(mine.model_dump())
                 mine.hint = "" if mine.status == "fired" else (mine.hint or theirs.hint)
     return list(merged.values())
+
+
+def unmatched_tool_filters(config, cells) -> list[str]:
+    """Trace invariants whose `tool:` glob met no call in any cell they judged: in-process tool names
+    are known only at run time, so this is where a misspelt name is caught (never a silent pass)."""
+    import fnmatch
+
+    from gate.config.references import in_process_reachable
+    from gate.plan import invariants_of
+
+    if not in_process_reachable(config):
+        return []  # names were checked at load (gate/config/references.py)
+    seen = {(s.tool or "", s.target) for c in cells for r in c.runs for s in r.trace if s.kind == "tool"}
+    applied = {o.id for c in cells for o in c.invariants}
+    out = []
+    for inv in invariants_of(config):
+        glob = getattr(inv, "tool", None) if getattr(inv, "kind", "") == "trace" else None
+        if not glob or inv.id not in applied:
+            continue
+        if not any(fnmatch.fnmatchcase(tool, glob) or fnmatch.fnmatchcase(target, glob) for tool, target in seen):
+            called = ", ".join(sorted({t for t, _ in seen if t})[:20]) or "none"
+            out.append(f"vacuous: invariant '{inv.id}' names tool '{glob}', and no cell called a tool by that name "
+                       f"(tools called: {called}) — fix the `tool:` glob, or check that the gate reached the tool "
+                       f"(the report's reach line)")
+    return out

@@ -119,6 +119,10 @@ def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *
         return Soundness("config", config_errors, out.warnings)
     out.warnings += rerun_warnings(list(reruns))
     vacuous, excused = vacuity(cells, summaries, coverage, whole_plan)
+    if whole_plan:
+        from gate.runner.coverage import unmatched_tool_filters
+
+        vacuous += unmatched_tool_filters(loaded.config, cells)
     out.warnings += idle_faults(coverage)
     if stray_count:
         out.warnings.append(f"{stray_count} call(s) reached the proxy while no cell was running (an agent "
