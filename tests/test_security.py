@@ -167,8 +167,11 @@ def test_no_secret_reaches_the_agent_unless_inherited_and_none_reaches_any_outpu
     assert seen["OPENAI_BASE_URL"].startswith("http://127.0.0.1:")
     allowed = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
                "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_SECRET_ACCESS_KEY", "DB_DSN",
-               "PLAIN_GREETING", "OPENAI_BASE_URL", "PORT", "MODE"}
+               "PLAIN_GREETING", "OPENAI_BASE_URL", "PORT", "MODE",
+               # the in-process instrumentation (gate/instrument/environment.py): paths and the worker's proxy
+               "CHAOS_GATE_FN_URL", "PYTHONPATH", "NODE_OPTIONS"}
     assert {k for k in seen if not k.startswith("LC_")} - allowed == set()
+    assert seen["CHAOS_GATE_FN_URL"].startswith("http://127.0.0.1:") and "/instrument/" in seen["PYTHONPATH"]
     assert {k.lower(): v for k, v in answer["headers"].items()}["x-agent-token"] == "***AGENT_AUTH_TOKEN***"
     assert answer["wire_key"] == "***X-API-KEY***"  # learnt from the proxy, never from the config
     texts = every_output(tmp_path, proc)
