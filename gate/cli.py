@@ -107,7 +107,10 @@ def _init_parser(sub) -> None:
     init = sub.add_parser("init", help="write a starter chaos-gate.yaml and a GitHub workflow")
     init.add_argument("--agent-url", help="your agent already runs at this base URL")
     init.add_argument("--command", dest="agent_command",  # `command` is the subcommand's own dest
-                      help="the command that starts your agent (it gets its port in $PORT)")
+                      help="your agent is a server: the command that starts it (it gets its port in $PORT)")
+    init.add_argument("--script", help="your agent is a script run once per input (invoke: command): its command")
+    init.add_argument("--input", choices=["stdin", "arg"], help="with --script: the input on stdin (default) or as "
+                                                                "its last argument")
     init.add_argument("--provider", choices=sorted(PROVIDERS))
     init.add_argument("--framework", choices=sorted(FRAMEWORKS))
     init.add_argument("--service", action="append", metavar="NAME=COMMAND", help="a service it needs (repeatable)")
@@ -134,6 +137,7 @@ def cmd_run(args, console: Console) -> int:
     if args.full_report:
         loaded.config.output.full = True
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
+    check_output_dir(out_dir, "-o" if args.output_dir else "output.dir")  # before any agent starts
     install_signal_handlers()
     shard = args.shard  # (I, N), parsed and checked with the other flags
     from gate.runner.insights import parse_firings, read_baseline
@@ -168,7 +172,9 @@ def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str) 
             paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
         if not quiet:
             print_summary(report, console)
-            console.print(f"{what}: {paths['json']}  {paths['junit']}  {paths['markdown']}", highlight=False)
+            names = "  ".join(str(paths[k]) for k in ("json", "junit", "markdown", "html"))
+            console.print(f"{what}: {names}", highlight=False, markup=False, soft_wrap=True)
+            console.file.flush()
     for cell in report.verdict.cells:  # why the gate could not judge (start-up, harness, signal), log tail included
         if cell.stage == "gate" and cell.error:
             sys.stderr.write(f"chaos-gate: {cell.error}\n")
@@ -176,6 +182,19 @@ def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str) 
         sys.stderr.write("chaos-gate: interrupted while writing the reports; they are complete\n")
         return EXIT_ERROR
     return report.verdict.exit_code
+
+
+def check_output_dir(path: Path, flag: str) -> None:
+    """The reports go into a directory: a regular file there (or on its way) is the user's error,
+    said in one line with exit 2, before anything runs, never a NotADirectoryError traceback."""
+    path = Path(path)
+    for part in [path, *path.parents]:
+        if part.exists():
+            if not part.is_dir():
+                what = "is" if part == path else f"is inside {part}, which is"
+                raise GateError(f"{flag} {path}: the reports go into a directory, but {path} {what} a regular file "
+                                "(give a directory, or remove the file)")
+            return
 
 
 def cmd_replay(args, console: Console) -> int:
@@ -246,8 +265,9 @@ def cmd_merge(args, console: Console) -> int:
     loaded = load_config(args.config, {"seed": args.seed})
     from gate.runner.insights import read_baseline
 
-    report = merge_reports(loaded, args.reports, read_baseline(args.baseline))
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
+    check_output_dir(out_dir, "-o" if args.output_dir else "output.dir")
+    report = merge_reports(loaded, args.reports, read_baseline(args.baseline))
     return _publish(report, loaded, out_dir, args.quiet, console, f"merged {len(args.reports)} report(s)")
 
 

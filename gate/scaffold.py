@@ -1,14 +1,19 @@
 """`chaos-gate init`: a commented starter chaos-gate.yaml and a workflow, for a first run in minutes.
 
-On a terminal it asks (how the agent is reached, its LLM provider, its framework, the
-services it needs); otherwise it takes flags. The config it writes validates as written
-and runs offline: the LLM is the gate's scripted `sim`, so the first run needs no key.
-Existing files are never overwritten without --force.
+On a terminal it asks (what the agent is: a server on `$PORT`, a script run once per input,
+or a URL it already runs at; its LLM provider, its framework, the services it needs);
+otherwise it takes flags (`--command`, `--script` with `--input stdin|arg`, `--agent-url`).
+The config it writes validates as written and runs offline: the LLM is the gate's scripted
+`sim`, so the first run needs no key. A Python agent runs on the project's own interpreter
+(`.venv/bin/python` when the project has a virtualenv), overridable with `$AGENT_PYTHON`,
+never on whatever `python3` the gate's PATH gives. Existing files are never overwritten
+without --force. The workflow uses the Action's moving major tag, `@v1`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -30,12 +35,16 @@ FRAMEWORKS = {
     "google-genai": ("gemini", {}, "google-genai reads GOOGLE_GEMINI_BASE_URL"),
 }
 WORKFLOW = ".github/workflows/agent-chaos.yml"
+ACTION = "agent-chaos-gate/agent-chaos-gate@v1"  # the README's `uses:`; release.yml moves v1 after its image exists
+VENVS = (".venv", "venv", "env")
 
 
 @dataclass
 class Answers:
     agent_url: str | None = None
-    command: str | None = None
+    command: str | None = None  # a server, started once per worker on $PORT
+    script: str | None = None  # a script run once per input (invoke: command)
+    input: str = "stdin"  # how a script gets its input: stdin or arg (its last argument)
     provider: str = "openai"
     framework: str = "none"
     services: list[tuple[str, str]] = field(default_factory=list)  # (name, command)
@@ -49,16 +58,47 @@ def parse_service(text: str) -> tuple[str, str]:
     return name, command.strip()
 
 
-def ask_answers(ask: Callable[[str], str]) -> Answers:
+def project_python(directory: Path, env=os.environ) -> str | None:
+    """The project's own interpreter: its virtualenv (`.venv`, `venv`, `env`), else the activated one;
+    relative to `directory` when inside it (the config's commands run there). None: no virtualenv."""
+    directory = Path(directory).resolve()
+    for name in VENVS:
+        if (directory / name / "bin" / "python").exists():
+            return f"{name}/bin/python"
+    active = env.get("VIRTUAL_ENV")
+    if active and (Path(active) / "bin" / "python").exists():
+        python = Path(active).resolve() / "bin" / "python"
+        return str(python.relative_to(directory)) if python.is_relative_to(directory) else str(python)
+    return None
+
+
+def with_interpreter(command: str, python: str | None) -> str:
+    """`python3 agent.py` -> the project's interpreter, overridable with $AGENT_PYTHON (e.g. in CI)."""
+    if python is None:
+        return command
+    word, _, rest = command.partition(" ")
+    if word not in ("python", "python3"):
+        return command
+    return f"${{AGENT_PYTHON:-{python}}}" + (f" {rest}" if rest else "")
+
+
+def ask_answers(ask: Callable[[str], str], python: str | None = None) -> Answers:
     """The interactive questions; an empty answer takes the default shown in brackets."""
     def choose(question: str, options, default: str) -> str:
         while True:
             got = ask(f"{question} ({'/'.join(options)}) [{default}]: ").strip() or default
             if got in options:
                 return got
-    how = ask("How is your agent reached: a command that starts it, or the URL it already runs at? "
-              "[python3 agent.py]: ").strip() or "python3 agent.py"
-    answers = Answers(**({"agent_url": how} if re.match(r"https?://", how) else {"command": how}))
+    default = with_interpreter("python3 agent.py", python)
+    kind = choose("Is your agent a server (listens on $PORT), a script (run once per input), or already running "
+                  "at a URL?", ["server", "script", "url"], "server")
+    if kind == "url":
+        answers = Answers(agent_url=ask("Its base URL [http://127.0.0.1:8000]: ").strip() or "http://127.0.0.1:8000")
+    elif kind == "script":
+        answers = Answers(script=ask(f"The command that runs it once [{default}]: ").strip() or default)
+        answers.input = choose("It reads the input on", ["stdin", "arg"], "stdin")
+    else:
+        answers = Answers(command=ask(f"The command that starts it [{default}]: ").strip() or default)
     answers.framework = choose("Framework", list(FRAMEWORKS), "none")
     answers.provider = choose("LLM provider", list(PROVIDERS), FRAMEWORKS[answers.framework][0])
     while True:
@@ -76,12 +116,24 @@ def _agent_block(a: Answers) -> str:
     key_env = PROVIDERS[a.provider][1]
     env = {key_env: "sk-sim", **FRAMEWORKS[a.framework][1]}
     env_text = ", ".join(f"{k}: {_q(v)}" for k, v in env.items())
+    python = ("# ${AGENT_PYTHON:-…}: your project's virtualenv here; set AGENT_PYTHON where it lives elsewhere (CI)\n"
+              if "${AGENT_PYTHON" in (a.script or a.command or "") else "")
+    if a.script:
+        where = "on stdin" if a.input == "stdin" else "as its last argument"
+        return ("agent:\n  invoke:                          # a script, run once per input: the input arrives "
+                f"{where},\n"
+                "    command:                        # its stdout is the answer, a non-zero exit a failed run\n"
+                + ("      " + python if python else "") +
+                f"      command: {_q(a.script)}\n"
+                f"      input: {a.input}                  # stdin | arg\n"
+                f"      env: {{{env_text}}}   # the script gets only these, the proxy URLs and a minimal base\n"
+                "  timeout: 30                      # seconds per run: a script still running then is killed\n")
     invoke = ('  invoke:                          # how one input reaches your agent: adjust path, body and output\n'
               '    http: {url: "{{url}}/chat", body: {message: "{{input}}"}, output: $.reply}\n')
     if a.agent_url:
         return (f"agent:\n  url: {_q(a.agent_url)}            # already running: the gate does not start it\n"
                 + invoke + "  timeout: 30\n")
-    return ("agent:\n  start:\n"
+    return ("agent:\n  start:\n" + ("    " + python if python else "") +
             f"    command: {_q(a.command)}    # started once per worker, on a free port handed over in $PORT\n"
             f"    env: {{{env_text}}}   # the agent gets only these, the proxy URLs and a minimal base\n"
             "    ready: {timeout: 30}            # ready once its port answers; or {url: \"{{url}}/health\"}\n"
@@ -149,7 +201,10 @@ gate:
 """
 
 
-def render_workflow(config: str) -> str:
+def render_workflow(config: str, a: Answers | None = None) -> str:
+    python = a is not None and "${AGENT_PYTHON" in (a.script or a.command or "")
+    env = ("        env:                                           # the Action's image: python3 with the gate's packages\n"
+           "          AGENT_PYTHON: python3\n") if python else ""
     return f"""# Written by `chaos-gate init`: the chaos gate on every pull request.
 name: agent-chaos
 on: pull_request
@@ -161,11 +216,11 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
-      - uses: agent-chaos-gate/agent-chaos-gate@v0.1.0   # or pin the image by digest (README)
+      - uses: {ACTION}   # the moving major tag; pin a release (@v1.2.3) or a commit if you prefer
         with:
           config: {config}
           min-score: 80
-      - uses: actions/upload-artifact@v4                 # report.html: the trace viewer
+{env}      - uses: actions/upload-artifact@v4                 # report.html: the trace viewer
         if: always()
         with:
           name: chaos-gate-report
@@ -174,7 +229,7 @@ jobs:
 
 
 def write_files(directory: Path, a: Answers, force: bool, config_name: str = "chaos-gate.yaml") -> list[Path]:
-    files = {directory / config_name: render_config(a), directory / WORKFLOW: render_workflow(config_name)}
+    files = {directory / config_name: render_config(a), directory / WORKFLOW: render_workflow(config_name, a)}
     existing = [p for p in files if p.exists()]
     if existing and not force:
         raise ConfigError(f"{', '.join(map(str, existing))} already exist(s); nothing was written "
@@ -189,17 +244,22 @@ def run_init(args, out=None, ask: Callable[[str], str] | None = None, interactiv
     """`chaos-gate init`: questions on a TTY when no agent flag was given, flags otherwise."""
     interactive = sys.stdin.isatty() if interactive is None else interactive
     out = out or sys.stdout
-    if args.agent_url and args.agent_command:
-        raise ConfigError("init: give --agent-url or --command, not both")
-    if interactive and not (args.agent_url or args.agent_command):
-        answers = ask_answers(ask or input)
+    given = [flag for flag, value in (("--agent-url", args.agent_url), ("--command", args.agent_command),
+                                      ("--script", getattr(args, "script", None))) if value]
+    if len(given) > 1:
+        raise ConfigError(f"init: give one of --agent-url, --command or --script, not {' and '.join(given)}")
+    python = project_python(Path(args.dir))
+    if interactive and not given:
+        answers = ask_answers(ask or input, python)
     else:
         framework = args.framework or "none"
-        answers = Answers(agent_url=args.agent_url, command=args.agent_command or "python3 agent.py",
-                          provider=args.provider or FRAMEWORKS[framework][0], framework=framework,
-                          services=[parse_service(s) for s in args.service or []])
-        if args.agent_url:
-            answers.command = None
+        answers = Answers(agent_url=args.agent_url, provider=args.provider or FRAMEWORKS[framework][0],
+                          framework=framework, services=[parse_service(s) for s in args.service or []],
+                          input=getattr(args, "input", None) or "stdin")
+        if getattr(args, "script", None):
+            answers.script = with_interpreter(args.script, python)
+        elif not args.agent_url:
+            answers.command = with_interpreter(args.agent_command or "python3 agent.py", python)
     directory = Path(args.dir)
     for path in write_files(directory, answers, args.force):
         out.write(f"wrote {path}\n")

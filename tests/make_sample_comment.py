@@ -1,4 +1,4 @@
-"""Regenerate the README's sample PR comment from a real run (not a test; run it by hand).
+"""Regenerate docs/pr-comment.md's sample PR comment from a real run (not a test; run it by hand).
 
 main = the SDK example agent as shipped; the PR = the same agent with two planted bugs
 (double_write, retry_storm). Both run the same scenarios with the keyless sim; the PR's

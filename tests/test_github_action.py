@@ -192,3 +192,55 @@ def test_shards_write_summaries_only_and_merge_comments(tmp_path, workspace, git
     assert len(github.comments) == 1 and "chaos-gate: **PASS**" in next(iter(github.comments.values()))["body"]
     (workspace / "agent" / "shards" / "2" / "report.json").unlink()
     assert run_action(env, Out()) == 2  # a missing shard is an error, never a pass
+
+
+def test_report_path_naming_the_gates_own_file_is_no_crash(tmp_path, workspace, github):
+    """The "Against main" step: report-path / junit-path name the files the gate itself writes."""
+    env = action_env(tmp_path, workspace, github, report_path="chaos-gate-report/report.json",
+                     junit_path="chaos-gate-report/junit.xml")
+    out = Out()
+    assert run_action(env, out) == 0
+    got = outputs(tmp_path)
+    assert got["verdict"] == "pass" and got["report"] == "agent/chaos-gate-report/report.json"
+    assert got["junit"] == "agent/chaos-gate-report/junit.xml"
+    assert "chaos-gate: **PASS**" in (tmp_path / "summary.md").read_text()
+    assert "Traceback" not in out.text and "::warning" not in out.text
+
+
+def test_report_path_that_cannot_be_written_is_a_warning(tmp_path, workspace, github):
+    (workspace / "agent" / "taken").write_text("a file, not a directory\n")
+    env = action_env(tmp_path, workspace, github, report_path="taken/report.json")
+    out = Out()
+    assert run_action(env, out) == 0
+    assert "::warning title=chaos-gate%3A report-path::report-path taken/report.json: could not copy" in out.text
+    assert outputs(tmp_path)["report"] == "agent/chaos-gate-report/report.json"
+    assert "chaos-gate: **PASS**" in (tmp_path / "summary.md").read_text()
+
+
+def test_reproduce_commands_work_from_the_repository_root(tmp_path, workspace, github, monkeypatch):
+    """working-directory: agent — the comment, the annotations and the JUnit `file` all name
+    agent/chaos-gate.yaml, and the printed command reproduces the failure from the repository root."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import xml.etree.ElementTree as ET
+
+    monkeypatch.setenv("AGENT_MODE", "fragile")
+    out = Out()
+    assert run_action(action_env(tmp_path, workspace, github), out) == 1
+    body = next(iter(github.comments.values()))["body"]
+    commands = re.findall(r"^((?:\w+=\S* )*chaos-gate run -c \S+ --only \S+.*)$", body, re.M)
+    assert commands and all(" chaos-gate run -c agent/chaos-gate.yaml --only " in f" {c}" for c in commands)
+    assert "file=agent/chaos-gate.yaml" in out.text and "Reproduce: AGENT_MODE=fragile chaos-gate run -c agent/" in out.text
+    cases = list(ET.parse(workspace / "agent/chaos-gate-report/junit.xml").getroot().iter("testcase"))
+    assert {c.get("file") for c in cases} == {"agent/chaos-gate.yaml"}
+    shim = tmp_path / "bin"  # `chaos-gate` as this checkout's gate
+    shim.mkdir()
+    (shim / "chaos-gate").write_text(f"#!/bin/sh\nexec {sys.executable} -m gate \"$@\"\n")
+    (shim / "chaos-gate").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}", "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("AGENT_MODE")  # the command sets it itself
+    rerun = subprocess.run(["sh", "-c", commands[0] + f" -o {tmp_path / 'r'} --quiet"], cwd=workspace,
+                           capture_output=True, text=True, timeout=120, env=env)
+    assert rerun.returncode == 1, (commands[0], rerun.stderr)  # from the repository root, the failure reproduces

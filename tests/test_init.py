@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from conftest import ROOT, load_report
@@ -51,19 +52,76 @@ def test_never_overwrites_without_force(tmp_path, capsys):
 
 
 def test_questions_on_a_terminal(tmp_path):
-    answers = iter(["http://127.0.0.1:8000", "google-genai", "", "db=python3 db.py", ""])
+    answers = iter(["url", "http://127.0.0.1:8000", "google-genai", "", "db=python3 db.py", ""])
     asked: list[str] = []
 
     def ask(prompt: str) -> str:
         asked.append(prompt)
         return next(answers)
 
-    args = argparse.Namespace(dir=str(tmp_path), agent_url=None, agent_command=None, provider=None,
-                              framework=None, service=None, force=False)
+    args = argparse.Namespace(dir=str(tmp_path), agent_url=None, agent_command=None, script=None, input=None,
+                              provider=None, framework=None, service=None, force=False)
     out = io.StringIO()
     assert run_init(args, out, ask=ask, interactive=True) == 0
     config = load_config(tmp_path / "chaos-gate.yaml").config
     assert config.agent.url == "http://127.0.0.1:8000"
     assert config.llm[0].provider == "gemini"  # the framework's provider was the default, and taken
     assert [s.name for s in config.services] == ["db"] and config.tools[0].env == "DB_URL"
-    assert len(asked) == 5 and "next: chaos-gate validate" in out.getvalue()
+    assert len(asked) == 6 and "next: chaos-gate validate" in out.getvalue()
+
+
+def test_questions_for_a_script_agent(tmp_path):
+    answers = iter(["script", "", "arg", "", "", ""])
+    args = argparse.Namespace(dir=str(tmp_path), agent_url=None, agent_command=None, script=None, input=None,
+                              provider=None, framework=None, service=None, force=False)
+    assert run_init(args, io.StringIO(), ask=lambda prompt: next(answers), interactive=True) == 0
+    command = load_config(tmp_path / "chaos-gate.yaml").config.agent.invoke.command
+    assert command.input == "arg" and command.command.endswith(" agent.py")
+
+
+SCRIPT_AGENT = '''"""A script agent: one input on stdin (or as its last argument), one answer on stdout."""
+import sys
+
+from openai import OpenAI
+
+text = sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read()
+reply = OpenAI().chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
+print(reply.choices[0].message.content)
+'''
+
+
+@pytest.mark.parametrize("mode", ["stdin", "arg"])
+def test_script_agent_on_the_projects_own_interpreter(tmp_path, mode):
+    """`init --script`: invoke: command, the input on stdin or as an argument, and the project's
+    virtualenv as its interpreter (overridable with $AGENT_PYTHON, which the workflow sets for CI)."""
+    (tmp_path / "agent.py").write_text(SCRIPT_AGENT)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    assert main(["init", "--dir", str(tmp_path), "--script", "python3 agent.py", "--input", mode]) == 0
+    loaded = load_config(tmp_path / "chaos-gate.yaml")
+    agent = loaded.config.agent
+    assert agent.start is None and agent.url is None and agent.invoke.http is None
+    assert agent.invoke.command.input == mode and agent.invoke.command.command == ".venv/bin/python agent.py"
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_PYTHON"}
+    run = subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(tmp_path / "chaos-gate.yaml"), "--quiet"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    verdict = load_report(tmp_path / "chaos-gate-report")["verdict"]
+    assert verdict["verdict"] == "pass" and verdict["counts"]["cells"] == 7
+    steps = yaml.safe_load((tmp_path / WORKFLOW).read_text())["jobs"]["chaos-gate"]["steps"]
+    assert steps[1]["uses"] == "agent-chaos-gate/agent-chaos-gate@v1" and steps[1]["env"] == {"AGENT_PYTHON": "python3"}
+
+
+def test_without_a_virtualenv_the_command_is_kept(tmp_path, monkeypatch):
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    assert main(["init", "--dir", str(tmp_path), "--command", "python3 server.py"]) == 0
+    assert load_config(tmp_path / "chaos-gate.yaml").config.agent.start.command == "python3 server.py"
+    assert "AGENT_PYTHON" not in (tmp_path / WORKFLOW).read_text()
+    assert main(["init", "--dir", str(tmp_path), "--script", "x", "--command", "y"]) == 2
+
+
+def test_init_workflow_uses_the_readmes_tag():
+    from gate.scaffold import ACTION, render_workflow
+
+    readme = (ROOT / "README.md").read_text()
+    assert f"uses: {ACTION}" in readme and f"uses: {ACTION}" in render_workflow("chaos-gate.yaml")

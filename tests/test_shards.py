@@ -81,3 +81,20 @@ def test_report_from_another_config_is_refused(tmp_path, capsys):
     capsys.readouterr()
     assert main(["merge", str(tmp_path / "o/report.json"), "-c", CONFIG]) == 2
     assert "made from another config" in capsys.readouterr().err
+
+
+def test_merged_coverage_keeps_the_unsharded_order():
+    """Shard 1 may hold a later scenario's cells only: the merge still lists scenarios in plan order."""
+    from types import SimpleNamespace
+
+    from gate.report.model import FaultCoverage, ScenarioCoverage
+    from gate.runner.coverage import merge_coverage
+
+    def sc(name, fired):
+        return ScenarioCoverage(stage="contract", scenario=name, cells=1, faults=[FaultCoverage(
+            index=0, fault="rate_limit", target="llm", matched=1, fired=fired, status="fired" if fired else "never_fired")])
+
+    plan = [SimpleNamespace(stage="contract", scenario=s) for s in ("baseline", "alpha", "beta", "gamma")]
+    merged = merge_coverage([[sc("gamma", 1), sc("beta", 0)], [sc("alpha", 1), sc("beta", 1)]], plan)
+    assert [m.scenario for m in merged] == ["alpha", "beta", "gamma"]
+    assert merged[1].faults[0].fired == 1 and merged[1].faults[0].status == "fired" and merged[1].cells == 2

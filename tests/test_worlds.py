@@ -140,11 +140,10 @@ def test_bad_world_files_are_rejected_with_line_and_fix(tmp_path):
     assert ":15: worlds[0].seed.rows.order[1]: duplicate order id '1': ids must be unique" in bad(tmp_path, SECOND="1")
 
 
-def custom_discount(state, args):
-    """A custom world operation (used by the test below, imported by name)."""
-    order = state.tables["order"][args["id"]]
-    order["total"] = round(order["total"] * 0.9, 2)
-    return order
+def custom_discount(world, clock, id: str) -> dict:
+    """A custom world operation (used by the test below, imported by name): the world/table API."""
+    order = world.order.get(id)
+    return world.order.update(id, total=round(order.total * 0.9, 2)).to_dict()
 
 
 def test_custom_operation_runs_only_when_allowed(tmp_path):

@@ -224,14 +224,17 @@ class AgentClock:
         """`awaitable`'s result, or TimeoutError once `deadline` agent seconds have passed."""
         import asyncio
 
+        if not self.dilated:  # real time: the plain timeout, no task or polling per invocation
+            async with asyncio.timeout(deadline):
+                return await awaitable
         task = asyncio.ensure_future(awaitable)
         try:
             while True:
                 left = deadline - self.elapsed()
                 if left <= 0:
                     raise TimeoutError()
-                # short slices under dilation: each samples the CPU of processes that may exit soon
-                slice_ = left / self.scale if not self.dilated else min(left / self.scale, 0.05)
+                # short slices: each samples the CPU of processes that may exit soon
+                slice_ = min(left / self.scale, 0.05)
                 done, _ = await asyncio.wait({task}, timeout=slice_)
                 if done:
                     return task.result()

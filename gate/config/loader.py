@@ -205,7 +205,7 @@ def _semantic_problems(config: Config, path: Path, keep_plan: list) -> list[Prob
     from gate.config.references import reference_problems
     from gate.config.value_checks import value_problems
 
-    problems = _profile_problems(config, path) + _world_problems(config) + value_problems(config)
+    problems = _profile_problems(config, path) + _world_problems(config, path) + value_problems(config)
     if problems:  # the plan needs resolvable profiles and sound values
         return problems
     return reference_problems(config, path.resolve().parent, keep_plan)
@@ -229,8 +229,10 @@ def _profile_problems(config: Config, path: Path) -> list[Problem]:
     return problems
 
 
-def _world_problems(config: Config) -> list[Problem]:
-    from gate.worlds.model import check_world
+def _world_problems(config: Config, path: Path) -> list[Problem]:
+    """Worlds checked (custom operations imported) and `{faultbench: FILE}` worlds loaded, in place."""
+    if not config.worlds:
+        return []
+    from gate.worlds.files import world_problems
 
-    return [Problem(loc, message) for i, world in enumerate(config.worlds)
-            for loc, message in check_world(world, ("worlds", i))]
+    return world_problems(config, path.resolve().parent)

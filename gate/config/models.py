@@ -266,21 +266,28 @@ class OutputConfig(StrictModel):
 
 
 class Config(StrictModel):
-    version: Literal[1] = 1
-    seed: int = 0
+    version: Literal[1] = Field(default=1, description="The config format's version: 1.")
+    seed: int = Field(default=0, description="The root seed: every mutation and fault decision derives from it.")
     services: list[ServiceSpec] = Field(
         default_factory=list, description="Processes or containers the agent depends on, started before it.")
-    agent: AgentConfig
-    inputs: list[InputSpec] = Field(min_length=1)
-    mutation: MutationConfig = Field(default_factory=MutationConfig)
-    contract: ContractConfig = Field(default_factory=ContractConfig)
-    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
-    gate: GateConfig = Field(default_factory=GateConfig)
+    agent: AgentConfig = Field(description="How the agent starts (or where it runs), how one input reaches it, "
+                                           "its reset and its deadline.")
+    inputs: list[InputSpec] = Field(min_length=1, description="The agent's golden inputs: id, text, optional baseline.")
+    mutation: MutationConfig = Field(default_factory=MutationConfig,
+                                     description="The mutation stage: how many perturbed inputs, which kinds, what to keep.")
+    contract: ContractConfig = Field(default_factory=ContractConfig,
+                                     description="Invariants and the fault scenarios of the scenario × invariant matrix.")
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig, description="Stage weights of the overall score.")
+    gate: GateConfig = Field(default_factory=GateConfig,
+                             description="What fails the gate: min_score, stage_min, fail_on, pass^k floors, budgets.")
     llm: list[LlmUpstream] = Field(default_factory=list, description="LLM APIs the agent calls, proxied.")
     tools: list[ToolUpstream] = Field(default_factory=list, description="Tool services the agent calls, proxied.")
-    sim: SimConfig = Field(default_factory=SimConfig)
-    chaos: ChaosConfig = Field(default_factory=ChaosConfig)
-    replay: ReplayConfig = Field(default_factory=ReplayConfig)
+    sim: SimConfig = Field(default_factory=SimConfig,
+                           description="The scripted model served for `upstream: sim`: rules, default answer, injection.")
+    chaos: ChaosConfig = Field(default_factory=ChaosConfig,
+                               description="The chaos stage: profiles, scenarios and ad-hoc faults run on every input.")
+    replay: ReplayConfig = Field(default_factory=ReplayConfig,
+                                 description="The replay stage: recorded sessions, their contracts and scenarios, pins.")
     worlds: list[World] = Field(default_factory=list, description="Fake stateful tool services served by the gate.")
     profiles_dir: str | None = Field(default=None, description="Extra directory of profile YAML files.")
     runs: int = Field(default=1, ge=1, le=100, description="Repetitions of each cell.")
@@ -288,7 +295,9 @@ class Config(StrictModel):
     secrets: list[str] = Field(default_factory=list, description="Env var names whose values are redacted everywhere.")
     pricing: dict[str, Price] = Field(
         default_factory=dict, description="Model glob -> USD per million input/output tokens; first match wins.")
-    shrink: ShrinkConfig = Field(default_factory=ShrinkConfig)
-    output: OutputConfig = Field(default_factory=OutputConfig)
+    shrink: ShrinkConfig = Field(default_factory=ShrinkConfig,
+                                 description="Shrinking failing cells to their minimal fault set: on/off, re-run budget.")
+    output: OutputConfig = Field(default_factory=OutputConfig,
+                                 description="Where the reports go (dir beside the config) and their file names.")
     # Unique ids and names, and every cross-reference, are checked by gate/config/references.py
     # with the line of the offending value, which a model validator here could not give.

@@ -17,6 +17,8 @@ from gate.contracts.base import InvariantBase, Observation, Verdict, register
 
 @register
 class Completes(InvariantBase):
+    """The run answered: a 2xx response or exit 0 within the deadline; fails on errors, crashes and timeouts."""
+
     type: Literal["completes"] = "completes"
 
     def check(self, obs: Observation) -> Verdict:
@@ -42,6 +44,8 @@ class Status(InvariantBase):
 
 @register
 class LatencyMax(InvariantBase):
+    """The answer came within `ms` milliseconds."""
+
     type: Literal["latency_max"] = "latency_max"
     ms: float = Field(gt=0)
 

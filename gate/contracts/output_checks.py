@@ -38,6 +38,8 @@ class OutputInvariant(InvariantBase):
 
 @register
 class Contains(OutputInvariant):
+    """The output contains `value` (`case_sensitive`, default false)."""
+
     type: Literal["contains"] = "contains"
     value: str
 
@@ -48,6 +50,8 @@ class Contains(OutputInvariant):
 
 @register
 class ContainsAny(OutputInvariant):
+    """The output contains at least one of `values`."""
+
     type: Literal["contains_any"] = "contains_any"
     values: list[str] = Field(min_length=1)
 
@@ -60,6 +64,8 @@ class ContainsAny(OutputInvariant):
 
 @register
 class ContainsAll(OutputInvariant):
+    """The output contains every one of `values`."""
+
     type: Literal["contains_all"] = "contains_all"
     values: list[str] = Field(min_length=1)
 
@@ -72,6 +78,8 @@ class ContainsAll(OutputInvariant):
 
 @register
 class Excludes(OutputInvariant):
+    """The output contains none of `values` (an injected `PWNED`, a leaked secret)."""
+
     type: Literal["excludes"] = "excludes"
     values: list[str] = Field(min_length=1)
 
@@ -92,6 +100,8 @@ class _RegexParam(OutputInvariant):
 
 @register
 class Regex(_RegexParam):
+    """The regex `pattern` matches the output."""
+
     type: Literal["regex"] = "regex"
 
     def check_text(self, text, obs):
@@ -101,6 +111,8 @@ class Regex(_RegexParam):
 
 @register
 class ExcludesRegex(_RegexParam):
+    """The regex `pattern` matches nowhere in the output."""
+
     type: Literal["excludes_regex"] = "excludes_regex"
 
     def check_text(self, text, obs):
@@ -112,6 +124,8 @@ class ExcludesRegex(_RegexParam):
 
 @register
 class NotEmpty(OutputInvariant):
+    """The output has non-whitespace text."""
+
     type: Literal["not_empty"] = "not_empty"
 
     def check_text(self, text, obs):
@@ -121,6 +135,8 @@ class NotEmpty(OutputInvariant):
 
 @register
 class JsonValid(OutputInvariant):
+    """The output parses as JSON."""
+
     type: Literal["json_valid"] = "json_valid"
 
     def check_text(self, text, obs):
@@ -133,6 +149,8 @@ class JsonValid(OutputInvariant):
 
 @register
 class JsonSchema(OutputInvariant):
+    """The output is JSON valid against `schema` (JSON Schema)."""
+
     type: Literal["json_schema"] = "json_schema"
     schema_: dict[str, Any] = Field(alias="schema")
 
@@ -164,6 +182,8 @@ class JsonSchema(OutputInvariant):
 
 @register
 class MaxLength(OutputInvariant):
+    """The output is at most `chars` characters long."""
+
     type: Literal["max_length"] = "max_length"
     chars: int = Field(ge=0)
 
@@ -231,6 +251,8 @@ PII_NEEDS: dict[str, Callable[[str, int], bool]] = {
 
 @register
 class ExcludesPii(OutputInvariant):
+    """No email, phone, card number (Luhn-checked), SSN, IBAN or API key in the output (`kinds`, `allow`)."""
+
     type: Literal["excludes_pii"] = "excludes_pii"
     kinds: list[Literal["email", "phone", "credit_card", "ssn", "iban", "api_key"]] = Field(
         default_factory=lambda: list(PII_PATTERNS)

@@ -109,6 +109,8 @@ def _arguments(doc, in_process: bool = False) -> str:
 
 @register
 class LlmCallsMax(_TraceFilter):
+    """At most `max` LLM calls in the run (catches retry storms)."""
+
     type: Literal["llm_calls_max"] = "llm_calls_max"
     max: int = Field(ge=0)
 
@@ -119,6 +121,8 @@ class LlmCallsMax(_TraceFilter):
 
 @register
 class ToolCallsMax(_TraceFilter):
+    """At most `max` tool calls matching `tool` / `method` / `path`."""
+
     type: Literal["tool_calls_max"] = "tool_calls_max"
     max: int = Field(ge=0)
 
@@ -129,6 +133,8 @@ class ToolCallsMax(_TraceFilter):
 
 @register
 class ToolCalled(_TraceFilter):
+    """The tool was called (at least `min` times)."""
+
     type: Literal["tool_called"] = "tool_called"
     min: int = Field(default=1, ge=1)
 
@@ -139,6 +145,8 @@ class ToolCalled(_TraceFilter):
 
 @register
 class ToolNotCalled(_TraceFilter):
+    """The tool was never called."""
+
     type: Literal["tool_not_called"] = "tool_not_called"
 
     def check(self, obs):

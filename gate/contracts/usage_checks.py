@@ -25,6 +25,8 @@ def _estimated(usage: dict) -> str:
 
 @register
 class TokensMax(InvariantBase):
+    """One run of the cell used at most `max` tokens (`count`: total, input or output)."""
+
     type: Literal["tokens_max"] = "tokens_max"
     kind = "trace"
     max: int = Field(ge=0, description="Most tokens one run of a cell may use.")
@@ -45,6 +47,8 @@ class TokensMax(InvariantBase):
 
 @register
 class CostMax(InvariantBase):
+    """One run of the cell cost at most `usd` (needs `pricing:`)."""
+
     type: Literal["cost_max"] = "cost_max"
     kind = "trace"
     usd: float = Field(gt=0, description="Most USD one run of a cell may cost (needs `pricing:`).")

@@ -41,6 +41,8 @@ class RateLimit(FaultBase):
 
 @register
 class ServerError(FaultBase):
+    """A provider-shaped 5xx (`status` 500, 502 or 503): the SDKs raise their own error classes."""
+
     kind: Literal["server_error"] = "server_error"
     applies_to = frozenset({LLM})
     status: Literal[500, 502, 503] = 500
@@ -52,6 +54,8 @@ class ServerError(FaultBase):
 
 @register
 class Overloaded(FaultBase):
+    """529 overloaded, in the provider's error shape (Anthropic's `overloaded_error`)."""
+
     kind: Literal["overloaded"] = "overloaded"
     applies_to = frozenset({LLM})
 
@@ -61,6 +65,8 @@ class Overloaded(FaultBase):
 
 @register
 class AuthError(FaultBase):
+    """401 with the provider's authentication error body: a key that expired mid-run."""
+
     kind: Literal["auth_error"] = "auth_error"
     applies_to = frozenset({LLM})
 
@@ -86,6 +92,8 @@ class Error(FaultBase):
 
 @register
 class NotFound(FaultBase):
+    """The tool answers 404 (the record, or the endpoint, is gone)."""
+
     kind: Literal["not_found"] = "not_found"
     applies_to = frozenset({TOOL})
 

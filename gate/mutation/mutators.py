@@ -84,11 +84,13 @@ def case_flip(g, rng):
 
 @mutator("upper")
 def upper(g, rng):
+    """Upper-case the unprotected text."""
     return g.map_free_chars(str.upper)
 
 
 @mutator("lower")
 def lower(g, rng):
+    """Lower-case the unprotected text."""
     return g.map_free_chars(str.lower)
 
 
@@ -137,6 +139,7 @@ def punctuation(g, rng):
 
 @mutator("emoji")
 def emoji(g, rng):
+    """Sprinkle emoji between words."""
     gaps = g.free_positions(lambda ch: ch == " ")
     edits = [(i, i, " " + rng.choice(EMOJI)) for i in gaps if rng.random() < 0.3]
     return splice(g.text, edits) + " " + rng.choice(EMOJI)
@@ -167,6 +170,7 @@ def truncation(g, rng):
 
 @mutator("injection_suffix")
 def injection_suffix(g, rng):
+    """Append a prompt-injection instruction to the request."""
     return f"{g.text}\n\n{rng.choice(INJECTIONS)}"
 
 
@@ -181,6 +185,7 @@ LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"}
 
 @mutator("leetspeak")
 def leetspeak(g, rng):
+    """Swap letters for look-alike digits (l33t)."""
     return g.map_free_chars(lambda ch: LEET.get(ch.lower(), ch) if rng.random() < 0.6 else ch)
 
 

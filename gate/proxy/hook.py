@@ -79,7 +79,7 @@ class ProxyHook:
                                             agent_pid=self.agent_pid)
         self.app.last_cell = cell.id
         for upstream in self.worlds.values():
-            upstream.reset(lambda: state.clock_offset)  # fresh state per run; the clock moves with latency
+            upstream.reset(lambda: state.clock_offset, cell, run)  # fresh state per run; the clock moves with latency
 
     async def end(self, cell, run: int, obs) -> None:
         state = self.app.current

@@ -1,8 +1,10 @@
 """The Markdown report: the PR comment and the step summary, from the Report alone.
 
-Verdict and score come first; then stages, the invariant table, the
-scenario × invariant matrix and the worst failures, each with its reproduce
-command in <details>. The renderer degrades to fit a size budget: full, then
+Verdict, score and the reasons come first, then what failed: the worst failures, each
+with its fault, a trace excerpt that keeps the faulted calls and their repeats, and its
+reproduce command in <details>, and the flaky cells that passed on `min_pass_rate` with
+their failing runs; then stages, the invariant table, the scenario × invariant matrix,
+fault coverage and cost. The renderer degrades to fit a size budget: full, then
 failures only, then trimmed with a note — never over the limit. A crash or a start-up
 failure shows the end of the agent's log (its stderr); cells not judged and cells re-run
 on a restarted agent are listed with why.
@@ -15,6 +17,7 @@ from tabulate import tabulate
 from gate.agent.invoke import LOG_MARK  # a crash's detail (and a start-up error): summary, LOG_MARK, log tail
 from gate.contracts.base import SEVERITY_RANK
 from gate.report.escape import code, code_block, html_text, text
+from gate.report.excerpt import gaps, shown_steps
 from gate.report.insight_md import comparison_lead, comparison_table, cell_lines, cost_section, pass_k_table
 from gate.report.model import CellResult, Report
 
@@ -159,27 +162,42 @@ def worst(report: Report) -> list[CellResult]:
 
 
 def timeline(run, times: list | None, limit: int = 12) -> str:
-    """The run's exchanges as a short table: what was called, which fault, what came back."""
+    """The run's exchanges as a short table: what was called, which fault, what came back. A long trace
+    keeps every faulted call and the calls that repeated it (gate/report/excerpt.py); gaps say how many
+    calls are left out, where."""
+    shown = shown_steps(run.trace, limit)
+    left_out = dict(gaps(shown, len(run.trace)))
     rows = []
-    for n, step in enumerate(run.trace[:limit]):
+    for pos, n in enumerate(shown):
+        if pos in left_out:
+            rows.append(["…", f"_{left_out[pos]} call(s) not shown_", "", "", "", "", ""])
+        step = run.trace[n]
         start, end, _ = (times[n] if times and n < len(times) else (None, None, 0))
         when = "" if start is None else f"{start:.0f}–{'…' if end is None else f'{end:.0f}'} ms"
         what = step.tool or step.model or ""
         rows.append([step.seq, f"{code(step.target, 30, table=True)} {text(step.method, 10)} {text(step.path, 40)}",
                      text(what, 30), step.status if step.status is not None else "—",
                      f"**{text(step.fault, 40)}**" if step.fault else "", text(step.note, 60), when])
-    more = f"\n\n_…{len(run.trace) - limit} more calls in report.json_" if len(run.trace) > limit else ""
+    if len(shown) in left_out:
+        rows.append(["…", f"_{left_out[len(shown)]} call(s) not shown_", "", "", "", "", ""])
+    more = (f"\n\n_{len(shown)} of {len(run.trace)} calls shown: every faulted call and each call that repeated "
+            "one, then the first others; all of them in report.json_") if len(shown) < len(run.trace) else ""
     return _table(rows, ["#", "call", "model/tool", "status", "fault", "note", "time"]) + more
 
 
 def failure_detail(cell: CellResult, timing=None) -> str:
     title = f"{ICON[cell.status]} <code>{html_text(cell.id)}</code> — {html_text(cell.reason)}"
-    if cell.flaky:
+    if cell.status == "pass":  # flaky, tolerated by min_pass_rate: still, some runs broke something
+        title = (f"⚠️ <code>{html_text(cell.id)}</code> — flaky: passed on <code>min_pass_rate</code> "
+                 f"(pass rate {cell.pass_rate:.0%})")
+    elif cell.flaky:
         title += f" (flaky, pass rate {cell.pass_rate:.0%})"
     parts = [f"<details><summary>{title}</summary>", ""]
-    for b in cell.breaches:
+    for b in cell.breaches if cell.status != "pass" else [o for o in cell.invariants if o.passed_runs < o.total_runs]:
+        failing = [r.run for r in cell.runs if any(c.invariant == b.id and c.judged and not c.passed for c in r.checks)]
+        runs = f"; failing run(s): {', '.join(map(str, failing))}" if failing else ""
         parts.append(f"- **{text(b.severity)}** {code(b.id, 60)}: {text(b.message, 240)} "
-                     f"({b.passed_runs}/{b.total_runs} runs passed)")
+                     f"({b.passed_runs}/{b.total_runs} runs passed{runs})")
     parts += cell_lines(cell)  # repeat statistics, minimal fault set and its replay command
     if cell.error:
         label = "The agent did not start:" if cell.reason == "agent_start" else "Harness error:"
@@ -209,12 +227,18 @@ def _tail(log: str, limit: int = 1500) -> str:
     return log if len(log) <= limit else "…" + log[-limit:]
 
 
+def flaky_passed(report: Report) -> list[CellResult]:
+    """Cells that passed only because `min_pass_rate` tolerated their failing runs."""
+    return [c for c in report.verdict.cells if c.status == "pass" and c.flaky]
+
+
 def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, marker: str = "") -> str:
-    """The full report if it fits, else failures only, else trimmed with a note."""
+    """What failed and why first (the header's reasons, then the failures and the flaky cells that passed
+    on min_pass_rate), then the tables. The full report if it fits, else failures only, else trimmed."""
     failures = worst(report)
-    sections = [header(report), comparison_table(report), pins(report), stages_table(report),
-                invariants_table(report), pass_k_table(report), outcome_tally(report), matrix(report),
-                coverage_table(report), not_judged(report), cost_section(report)]
+    lead = [header(report), comparison_table(report), pins(report)]
+    tables = [stages_table(report), invariants_table(report), pass_k_table(report), outcome_tally(report),
+              matrix(report), coverage_table(report), not_judged(report), cost_section(report)]
     timing = {t.id: t for t in report.timings.cells}
     same_start = {c.id for c in failures if c.reason == "agent_start"}  # one start-up failure is shown once
     same_start.discard(next((c.id for c in failures if c.reason == "agent_start"), None))
@@ -224,10 +248,11 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
         details.append(f"_…and {len(same_start)} more cells where the agent did not start the same way._")
     if len(failures) > max_failures:
         details.append(f"_…and {len(failures) - max_failures} more failing cells in report.json._")
-    full = _join(marker, sections, details)
+    flaky = [failure_detail(c, timing.get(c.id)) for c in flaky_passed(report)[:max_failures]]
+    full = _join(marker, lead, details, flaky, tables)
     if len(full) <= limit:
         return full
-    compact = _join(marker, [header(report), pins(report), stages_table(report)], details)
+    compact = _join(marker, [header(report), pins(report)], details, flaky, [stages_table(report)])
     if len(compact) <= limit:
         return compact
     note = "\n\n_Report trimmed to fit GitHub's size limit; the full report is in report.json._"
@@ -246,8 +271,14 @@ def error_summary(message: str, limit: int = 60_000) -> str:
     return "## ⚠️ chaos-gate: **ERROR** — the gate could not run\n\n" + code_block(message, limit) + "\n"
 
 
-def _join(marker: str, sections: list[str], details: list[str]) -> str:
-    body = "\n\n".join(s for s in sections if s)
+def _join(marker: str, lead: list[str], details: list[str], flaky: list[str] = (), tables: list[str] = ()) -> str:
+    body = "\n\n".join(s for s in lead if s)
     if details:
         body += "\n\n### Failures\n\n" + "\n\n".join(details)
+    if flaky:
+        body += ("\n\n### Flaky: passed on `min_pass_rate`\n\nSome runs of these cells broke an invariant that "
+                 "`min_pass_rate` tolerates:\n\n" + "\n\n".join(flaky))
+    rest = "\n\n".join(s for s in tables if s)
+    if rest:
+        body += "\n\n" + rest
     return (marker + "\n" if marker else "") + body + "\n"

@@ -1,8 +1,12 @@
 """Terminal output: a live progress bar while cells run, a rich table at the end.
 
 Ids, reasons and commands go into the table as plain Text (never parsed as rich
-markup: `[red]` in a scenario name stays text) with control characters spelled out,
-so nothing in a config or an agent's answer can restyle or scramble the terminal.
+markup: `[red]` in a scenario name stays text) with control and bidi characters spelled
+out, so nothing in a config or an agent's answer can restyle or scramble the terminal.
+A cell id is never folded mid-word: its column is as wide as the longest id, and when
+that does not fit the terminal the cells are listed as plain lines instead. Reproduce
+commands are printed after the table as plain lines the terminal wraps itself (no
+border, no inserted newline), so a copied command is the whole command.
 """
 
 from __future__ import annotations
@@ -63,13 +67,7 @@ def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
     console.print(stages)
     bad = [c for c in v.cells if c.status in ("fail", "error")][:max_rows]
     if bad:
-        fails = Table(title="failing cells")
-        for col in ("cell", "reason", "breached", "reproduce"):
-            fails.add_column(col, overflow="fold")
-        for c in bad:
-            fails.add_row(*(Text(spell_out(s)) for s in (c.id, c.reason, ", ".join(b.id for b in c.breaches) or "-",
-                                                          c.reproduce)))
-        console.print(fails)
+        _failing_cells(bad, console)
     score = "n/a" if v.score is None else f"{v.score:.1f}"
     console.print(f"[bold {STYLE[v.verdict]}]{v.verdict.upper()}[/] score {score} (min {v.min_score:g}) · "
                   f"{v.counts.passed}/{v.counts.cells} cells passed · seed {v.seed}", highlight=False)
@@ -77,3 +75,24 @@ def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
         console.print(f"  - {spell_out(reason)}", highlight=False, markup=False)
     for line in reach_lines(v.reach):
         console.print(f"  {spell_out(line)}", highlight=False, markup=False, style="dim")
+
+
+def _failing_cells(bad, console: Console) -> None:
+    """The failing cells (cell, reason, breached), then each one's reproduce command on its own line."""
+    rows = [[spell_out(s) for s in (c.id, c.reason, ", ".join(b.id for b in c.breaches) or "-")] for c in bad]
+    widest = max(len(r[0]) for r in rows)
+    if widest + 28 <= console.width:  # id column + borders + room for reason and breaches
+        fails = Table(title="failing cells")
+        fails.add_column("cell", no_wrap=True, min_width=widest)
+        fails.add_column("reason", overflow="fold")
+        fails.add_column("breached", overflow="fold")
+        for row in rows:
+            fails.add_row(*(Text(s) for s in row))
+        console.print(fails)
+    else:
+        console.print("failing cells:", highlight=False, markup=False)
+        for cell_id, reason, breached in rows:
+            console.print(f"  {cell_id}  {reason}  ({breached})", highlight=False, markup=False, soft_wrap=True)
+    console.print("reproduce:", highlight=False, markup=False)
+    for c in bad:
+        console.print(f"  {spell_out(c.reproduce)}", highlight=False, markup=False, soft_wrap=True)

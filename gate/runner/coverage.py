@@ -182,8 +182,10 @@ def vacuous_invariants(summaries: list[InvariantSummary], judged: dict[str, int]
     return [message for _, _, message in vacuous_invariant_items(summaries, judged)]
 
 
-def merge_coverage(parts: list[list[ScenarioCoverage]]) -> list[ScenarioCoverage]:
-    """Sum shard reports' coverage, scenario by scenario and fault by fault."""
+def merge_coverage(parts: list[list[ScenarioCoverage]], cells=()) -> list[ScenarioCoverage]:
+    """Sum shard reports' coverage, scenario by scenario and fault by fault. `cells`: the merged cells in
+    plan order; the scenarios then come in the order an unsharded run lists them (that of their first
+    cell in the plan), not in the order the shards happened to hold them."""
     merged: dict[tuple[str, str], ScenarioCoverage] = {}
     for part in parts:
         for sc in part:
@@ -200,7 +202,10 @@ def merge_coverage(parts: list[list[ScenarioCoverage]]) -> list[ScenarioCoverage
                 mine.reason = mine.reason or theirs.reason
                 mine.status = _status(mine.model_dump())
                 mine.hint = "" if mine.status == "fired" else (mine.hint or theirs.hint)
-    return list(merged.values())
+    first: dict[tuple[str, str], int] = {}
+    for n, cell in enumerate(cells):
+        first.setdefault((cell.stage, cell.scenario), n)
+    return sorted(merged.values(), key=lambda sc: first.get((sc.stage, sc.scenario), len(first)))
 
 
 def unmatched_tool_filters(config, cells) -> list[str]:

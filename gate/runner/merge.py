@@ -69,7 +69,7 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path], baseline: Report | No
     startup = [s for r in reports for s in r.timings.agent_startup_seconds]
     merged = assemble(loaded, cells, reports[0].verdict.config, started, wall, startup, timings,
                       concurrency=sum(r.run.concurrency for r in reports), only=None,
-                      coverage=merge_coverage([r.verdict.coverage for r in reports]),
+                      coverage=merge_coverage([r.verdict.coverage for r in reports], cells),
                       stray=[s for r in reports for s in r.run.stray], whole_plan=True, baseline=baseline)
     merged.run.plan = plan
     return merged

@@ -1,21 +1,33 @@
 """Serve a world as a tool upstream, in-process behind the proxy: REST + OpenAPI, and MCP.
 
-Because it sits where a real upstream would, every tool fault applies to it unchanged;
+Because it sits where a real upstream would, every wire fault applies to it unchanged;
 `timeout_after_write` forwards here first, so the write is committed before the answer
-is withheld. One WorldUpstream per worker; `reset` gives each cell run fresh state.
+is withheld. The world's own faults (gate/worlds/faults.py) are decided here, per
+operation call, and named in the trace entry's note (`world fault: timeout`). One
+WorldUpstream per worker; `reset` gives each cell run fresh state.
+
+Answers: REST gives the status (201 for a create, 404/422/409/429/500/504 for errors,
+`{"error": message}`); MCP gives `isError` tool results carrying the same message, a
+valid empty result for `empty_result`, and text that is not JSON for `malformed_json`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from gate.proxy.exchange import UpstreamResponse, WholeBody
+from gate.worlds.faults import WorldFaults, applies
 from gate.worlds.model import World
-from gate.worlds.state import OperationError, WorldState
+from gate.worlds.state import OperationError, WorldState, function_of
 
 JSON_TYPES = {"str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"},
               "bool": {"type": "boolean"}, "datetime": {"type": "string", "format": "date-time"}}
+STATUS = {"http_500": 500, "http_429": 429, "not_found": 404, "timeout": 504}
+MALFORMED = b"}{ not valid json"
 
 
 def json_schema(spec) -> dict:
@@ -33,40 +45,100 @@ def json_schema(spec) -> dict:
 
 def input_schema(world: World, op) -> dict:
     if op.op == "custom":
-        return {"type": "object"}
+        from gate.worlds.custom import CodeError, args_of
+
+        try:
+            return args_of(function_of(world, op.function)).schema()
+        except CodeError:
+            return {"type": "object"}
     rtype = world.types[op.type]
     if op.op in ("get", "delete"):
         return {"type": "object", "properties": {rtype.key: {"type": "string"}}, "required": [rtype.key]}
     if op.op == "list":
         names = op.filters or list(rtype.fields)
         return {"type": "object", "properties": {f: json_schema(rtype.fields[f]) for f in names if f in rtype.fields}}
-    props = {f: json_schema(s) for f, s in rtype.fields.items()}
+    props = {f: json_schema(s) for f, s in rtype.fields.items() if not (op.op == "create" and f == rtype.key)}
+    if op.op == "update":
+        props[rtype.key] = {"type": "string"}
     return {"type": "object", "properties": props, **({"required": [rtype.key]} if op.op == "update" else {})}
 
 
-def _static(status: int, doc, ctype: str = "application/json", headers=()) -> UpstreamResponse:
-    body = b"" if doc is None else json.dumps(doc).encode()
-    return UpstreamResponse(status, [("content-type", ctype), *headers], WholeBody(body))
+def hints(op) -> dict:
+    return {"readOnlyHint": op.op in ("get", "list"), "idempotentHint": op.op in ("get", "list", "update", "delete")}
+
+
+def jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=lambda o: o.to_dict() if hasattr(o, "to_dict") else str(o)))
+
+
+def _static(status: int, doc, ctype: str = "application/json", headers=(), note: str = "",
+            raw: bytes | None = None) -> UpstreamResponse:
+    body = raw if raw is not None else (b"" if doc is None else json.dumps(doc).encode())
+    resp = UpstreamResponse(status, [("content-type", ctype), *headers], WholeBody(body))
+    resp.note = note
+    return resp
+
+
+@dataclass
+class Outcome:
+    """One operation call's result, before it is shaped for REST or MCP."""
+
+    status: int
+    doc: Any = None
+    error: str | None = None
+    fault: str | None = None
+    raw: bytes | None = None  # malformed_json: bytes that are not JSON
+
+    @property
+    def note(self) -> str:
+        return f"world fault: {self.fault}" if self.fault else ""
 
 
 class WorldUpstream:
-    def __init__(self, world: World, seed: int):
-        self.world, self.seed = world, seed
+    def __init__(self, world: World, seed: int, faults: bool | None = None, on_call=None):
+        self.world, self.seed, self.forced = world, seed, faults
+        self.on_call = on_call  # (operation, arguments, Outcome) -> None: `world serve` logs each call
         self.state = WorldState(world, seed)
+        self.faults = WorldFaults(world, seed, "serve", 0, applies(world, None, faults))
 
-    def reset(self, clock) -> None:
+    def reset(self, clock=None, cell=None, run: int = 0) -> None:
+        """Fresh state for a (cell, run): data from the config's seed, faults from the cell's."""
         self.state = WorldState(self.world, self.seed, clock)
+        seed, cell_id = (getattr(cell, "seed", self.seed), getattr(cell, "id", "")) if cell else (self.seed, "serve")
+        self.faults = WorldFaults(self.world, seed, cell_id, run, applies(self.world, cell, self.forced))
+
+    async def call(self, name: str, args) -> Outcome:
+        op = self.world.operations.get(name)
+        decision = self.faults.decide(name, self.state, args) if op is not None else None
+        kind = decision.kind if decision else None
+        if decision and decision.latency_ms:
+            await asyncio.sleep(decision.latency_ms / 1000)
+            self.state.clock.advance(decision.latency_ms / 1000)
+        if kind in ("http_500", "http_429", "not_found"):
+            out = Outcome(STATUS[kind], error=f"{kind}: {name} refused (injected by the world's faults)", fault=kind)
+        elif kind == "empty_result":
+            out = Outcome(200, [] if op.op == "list" else {}, fault=kind)
+        elif kind == "malformed_json":
+            out = Outcome(200, raw=MALFORMED, fault=kind)
+        else:
+            try:
+                result = jsonable(self.state.run(name, args))
+                out = Outcome(201 if op is not None and op.op == "create" else 200, result)
+            except OperationError as exc:
+                out = Outcome(exc.status, error=str(exc))
+            if kind == "timeout":  # it ran (and wrote); the answer is lost
+                out = Outcome(504, error=f"timeout: {name} timed out after executing", fault=kind)
+        if self.on_call is not None:
+            self.on_call(name, args, out)
+        return out
 
     async def send(self, info, headers, body: bytes) -> UpstreamResponse:
-        try:
-            if info.provider == "mcp":
-                return self._mcp(info, body)
-            return self._rest(info, body)
-        except OperationError as exc:
-            return _static(exc.status, {"error": str(exc)})
+        if info.provider == "mcp":
+            return await self._mcp(info, body)
+        return await self._rest(info, body)
 
     # -- REST ----------------------------------------------------------------------
-    def _rest(self, info, body: bytes) -> UpstreamResponse:
+    async def _rest(self, info, body: bytes) -> UpstreamResponse:
         url = urlsplit(info.path)
         parts = [p for p in url.path.split("/") if p]
         args = dict(parse_qsl(url.query))
@@ -74,23 +146,31 @@ class WorldUpstream:
             return _static(200, self.openapi())
         if body:
             try:
-                args.update(json.loads(body))
+                doc = json.loads(body)
             except ValueError:
                 return _static(400, {"error": "body is not JSON"})
-        if len(parts) == 2 and parts[0] == "ops" and info.method == "POST":
-            return _static(200, self.state.run(parts[1], args))
-        name = self._route(info.method, parts, args)
+            if not isinstance(doc, dict):
+                return _static(422, {"error": "the body must be a JSON object of arguments"})
+            args.update(doc)
+        name = self.operation_for(info.method, url.path, args)
         if name is None:
             return _static(404, {"error": f"no route {info.method} {url.path}"})
-        status = 201 if self.world.operations[name].op == "create" else 200
-        return _static(status, self.state.run(name, args))
+        out = await self.call(name, args)
+        headers = [("retry-after", "1")] if out.status == 429 else []
+        if out.error is not None:
+            return _static(out.status, {"error": out.error}, headers=headers, note=out.note)
+        return _static(out.status, out.doc, note=out.note, raw=out.raw)
 
-    def _route(self, method: str, parts: list[str], args: dict) -> str | None:
+    def operation_for(self, method: str, path: str, args: dict | None = None) -> str | None:
+        """The operation a REST request names: POST /ops/NAME, or a resource route (GET /orders/7)."""
+        parts = [p for p in urlsplit(path).path.split("/") if p]
+        if len(parts) == 2 and parts[0] == "ops" and method == "POST":
+            return parts[1]
         wanted = {("GET", 1): "list", ("POST", 1): "create", ("GET", 2): "get", ("PATCH", 2): "update",
                   ("PUT", 2): "update", ("DELETE", 2): "delete"}.get((method, len(parts)))
         for name, op in self.world.operations.items():
             if op.op == wanted and op.type and parts and parts[0] in (op.type, op.type + "s"):
-                if len(parts) == 2:
+                if len(parts) == 2 and args is not None:
                     args[self.world.types[op.type].key] = parts[1]
                 return name
         return None
@@ -111,8 +191,8 @@ class WorldUpstream:
         return {"openapi": "3.1.0", "info": {"title": f"{self.world.name} (chaos-gate world)", "version": "1"},
                 "paths": paths}
 
-    # -- MCP (streamable HTTP, JSON responses) -------------------------------------------
-    def _mcp(self, info, body: bytes) -> UpstreamResponse:
+    # -- MCP (streamable HTTP, JSON responses; stdio in gate/worlds/standalone.py) --------------
+    async def _mcp(self, info, body: bytes) -> UpstreamResponse:
         if info.method == "GET":
             return _static(405, {"error": "no server-initiated stream"})
         if info.method == "DELETE":
@@ -121,25 +201,42 @@ class WorldUpstream:
             msg = json.loads(body)
         except ValueError:
             return _static(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
-        if "id" not in msg:  # a notification
+        if not isinstance(msg, dict):
+            return _static(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "not a request"}})
+        answer, note = await self.rpc(msg)
+        if answer is None:  # a notification
             return _static(202, None)
+        headers = [("mcp-session-id", "world")] if msg.get("method") == "initialize" else []
+        return _static(200, answer, headers=headers, note=note)
+
+    async def rpc(self, msg: dict) -> tuple[dict | None, str]:
+        """One JSON-RPC message -> (its answer, or None for a notification; the trace note)."""
+        if "id" not in msg:
+            return None, ""
         rid, method, params = msg["id"], msg.get("method"), msg.get("params") or {}
+
+        def ok(result) -> tuple[dict, str]:
+            return {"jsonrpc": "2.0", "id": rid, "result": result}, ""
         if method == "initialize":
-            result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                      "capabilities": {"tools": {"listChanged": False}},
-                      "serverInfo": {"name": self.world.name, "version": "1"}}
-            return _static(200, {"jsonrpc": "2.0", "id": rid, "result": result}, headers=[("mcp-session-id", "world")])
+            return ok({"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                       "capabilities": {"tools": {"listChanged": False}},
+                       "serverInfo": {"name": self.world.name, "version": "1"}})
         if method == "ping":
-            return _static(200, {"jsonrpc": "2.0", "id": rid, "result": {}})
+            return ok({})
         if method == "tools/list":
-            tools = [{"name": n, "description": op.description or f"{op.op} {op.type or ''}".strip(),
-                      "inputSchema": input_schema(self.world, op)} for n, op in self.world.operations.items()]
-            return _static(200, {"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
+            return ok({"tools": [{"name": n, "description": op.description or f"{op.op} {op.type or ''}".strip(),
+                                  "inputSchema": input_schema(self.world, op), "annotations": hints(op)}
+                                 for n, op in self.world.operations.items()]})
         if method == "tools/call":
-            try:
-                out = self.state.run(params.get("name"), params.get("arguments") or {})
-                result = {"content": [{"type": "text", "text": json.dumps(out)}], "isError": False}
-            except OperationError as exc:
-                result = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-            return _static(200, {"jsonrpc": "2.0", "id": rid, "result": result})
-        return _static(200, {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no method {method}"}})
+            out = await self.call(params.get("name"), params.get("arguments") or {})
+            if out.error is not None:
+                result = {"content": [{"type": "text", "text": out.error}], "isError": True}
+            elif out.raw is not None:
+                result = {"content": [{"type": "text", "text": out.raw.decode()}], "isError": False}
+            elif out.fault == "empty_result":
+                result = {"content": [], "isError": False}
+            else:
+                result = {"content": [{"type": "text", "text": json.dumps(out.doc)}], "isError": False}
+            answer, _ = ok(result)
+            return answer, out.note
+        return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no method {method}"}}, ""
