@@ -95,10 +95,45 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("-c", "--config", default="chaos-gate.yaml")
     sub.add_parser("schema", help="print the config's JSON Schema")
     _init_parser(sub)
+    _serve_parsers(sub)
     plan = sub.add_parser("plan", help="list the cells a config expands to")
     plan.add_argument("-c", "--config", default="chaos-gate.yaml")
     plan.add_argument("--seed", type=seed_flag)
     return p
+
+
+def _serve_parsers(sub) -> None:
+    """`sim serve` and `world serve`: the keyless model and the fake worlds on their own (gate/testing/standalone.py)."""
+    sim = sub.add_parser("sim", help="the scripted model on its own").add_subparsers(dest="sim_command", required=True)
+    serve = sim.add_parser("serve", help="serve the sim on one port, every dialect, rules from a config")
+    serve.add_argument("-c", "--config", default="chaos-gate.yaml", help="a chaos-gate.yaml, or a file with sim: only")
+    serve.add_argument("--port", type=int, default=8000, help="0 picks a free port (it is printed)")
+    serve.add_argument("--host", default="127.0.0.1")
+    world = sub.add_parser("world", help="a fake world on its own").add_subparsers(dest="world_command", required=True)
+    wserve = world.add_parser("serve", help="serve a world file (gate or faultbench format) over HTTP or stdio")
+    wserve.add_argument("file", type=Path, help="a world file, or a chaos-gate.yaml with worlds:")
+    how = wserve.add_mutually_exclusive_group()
+    how.add_argument("--http", action="store_true", help="MCP at /mcp and REST at / (the default)")
+    how.add_argument("--stdio", action="store_true", help="MCP over stdin/stdout, one JSON-RPC message per line")
+    wserve.add_argument("--faults", action="store_true", help="apply the world's faults: block")
+    wserve.add_argument("--port", type=int, default=8000, help="0 picks a free port (it is printed)")
+    wserve.add_argument("--host", default="127.0.0.1")
+    wserve.add_argument("--seed", type=seed_flag, default=0, help="seeds the generated records and the faults")
+    wserve.add_argument("--world", help="which world of a config with several")
+    wserve.add_argument("--state-file", type=Path, help="mirror the world's records to this JSON file after each call")
+
+
+def cmd_sim(args, console) -> int:
+    from gate.testing.standalone import sim_serve
+
+    return sim_serve(Path(args.config), args.host, args.port)
+
+
+def cmd_world(args, console) -> int:
+    from gate.testing.standalone import world_serve
+
+    return world_serve(args.file, http=not args.stdio, host=args.host, port=args.port, faults=args.faults,
+                       seed=args.seed, name=args.world, state_file=args.state_file)
 
 
 def _init_parser(sub) -> None:
@@ -307,11 +342,12 @@ def cmd_plan(args, console: Console) -> int:
 
 
 COMMANDS = {"run": cmd_run, "merge": cmd_merge, "replay": cmd_replay, "pin": cmd_pin, "reproduce": cmd_reproduce,
-            "sweep": cmd_sweep, "validate": cmd_validate, "schema": cmd_schema, "init": cmd_init, "plan": cmd_plan}
+            "sweep": cmd_sweep, "validate": cmd_validate, "schema": cmd_schema, "init": cmd_init, "plan": cmd_plan,
+            "sim": cmd_sim, "world": cmd_world}
 
 
 # Commands that print without rich: its ~25 ms import would be a tenth of their start-up.
-PLAIN = frozenset({"validate", "schema", "plan"})
+PLAIN = frozenset({"validate", "schema", "plan", "sim", "world"})
 
 
 def _console(command: str):

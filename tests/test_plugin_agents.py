@@ -117,7 +117,7 @@ def shop(pytester):
 def _run(pytester, source: str, **consts):
     head = "".join(f"{k} = {v!r}\n" for k, v in consts.items())
     pytester.makepyfile(test_agent=head + source)
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
 
 
 @pytest.mark.parametrize("agent, source, consts, fault", [

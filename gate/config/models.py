@@ -82,11 +82,18 @@ class ServiceSpec(StrictModel):
     `{{services.NAME.url}}` (also `.host`, `.port`) in the agent, tools, llm upstreams and worlds."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="Used as {{services.NAME.url}}.")
-    command: str | list[str] | None = Field(default=None, description="argv list, or a string run by /bin/sh.")
+    command: str | list[str] | None = Field(default=None, description="argv list, or a string run by /bin/sh. "
+                                                                        "Templates: {{port}}, {{host}}, earlier "
+                                                                        "services' {{services.NAME.url}}.")
     docker: DockerStart | None = None
     cwd: str | None = Field(default=None, description="Relative to the config file.")
     env: dict[str, str] = Field(default_factory=dict, description="May use {{port}} and earlier services' URLs.")
     inherit_env: list[str] = Field(default_factory=list, description="As agent.start.inherit_env.")
+    reset: HttpRequestSpec | None = Field(
+        default=None, description="An HTTP call made before every cell run (e.g. POST {{url}}/reset), so no run "
+                                  "sees an earlier run's writes. Templates: {{url}}, {{host}}, {{port}}.")
+    restart: Literal["never", "per_cell"] = Field(
+        default="never", description="per_cell: stop and start the service (same port) before every cell run.")
     port_env: str | None = Field(default="PORT", description="Env var that hands the service its free port.")
     ready: ReadySpec = Field(default_factory=ReadySpec, description="Default: its URL answers (any status < 500).")
     url: str = Field(default="http://{{host}}:{{port}}", description="Its base URL. Templates: {{host}}, {{port}}.")

@@ -197,6 +197,16 @@ def pytest_runtest_makereport(item, call):
     entry = item.stash.get(RUN, None)
     if entry is not None and report.when == "call":
         runs.record(item, report, item.config.stash[GROUPS], entry)
+    shapes = getattr(getattr(item, "obj", None), "chaos_shapes", None)
+    if shapes is not None and report.when == "call" and report.failed:
+        from gate.testing.shapes import FAILED, pin
+
+        key, corpus = shapes
+        failed = FAILED.pop(key, None)
+        if failed is not None:
+            added = pin(corpus, key, *failed)
+            report.sections.append(("chaos-gate", f"{'pinned' if added else 'already pinned'}: {failed[0]!r} in "
+                                                   f"{corpus.name}: it runs first from now on"))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

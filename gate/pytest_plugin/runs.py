@@ -9,7 +9,6 @@ is under the minimum (a set cut short by -k or -x fails the session instead).
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +103,7 @@ def record(item, report, groups: dict, entry) -> None:
 
 
 def summary(terminalreporter, groups: dict) -> None:
-    shown = {k: g for k, g in groups.items() if g.done and (g.n > 1 or g.failures)}
+    shown = {k: g for k, g in groups.items() if g.done}
     if not shown:
         return
     tr = terminalreporter
@@ -132,5 +131,3 @@ def runs_of(config, definition) -> int:
         raise pytest.UsageError(f"{definition.nodeid}: @pytest.mark.chaos_runs(N) needs a whole number N >= 1")
     return marker.args[0]
 
-
-RUN_ID = re.compile(r"^run\d+$")

@@ -103,6 +103,9 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     workers_needed = max(1, min(config.concurrency, len(cells) * config.runs))
     if hook_factory is None and needs_proxy(config):
         hook_factory = proxy_factory(config, record_dir, loaded.redactor.redact)
+    from gate.services.runtime import with_service_resets
+
+    hook_factory = with_service_resets(hook_factory)  # services reset or restarted before every cell run
     workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
     ledgers = recover.attach(workers)  # what ran where, and whether the agent stayed up
     if on_plan:

@@ -6,6 +6,10 @@ order listed, one after the other, so a service may use an earlier one's URL; ea
 be ready (its `ready` URL and/or log line, by default its own URL answering) before the
 next starts. A service that fails to start ends the run as an `agent_start` error with
 its log tail: the gate could not judge, so the agent is not blamed.
+
+A stateful service is made fresh before every cell run (`ServiceResets`, one more worker
+hook): its `reset` HTTP call, or with `restart: per_cell` a stop and start on the same
+port. `{{port}}`, `{{host}}` and earlier services' URLs in its command are expanded at spawn.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 import dataclasses
 import os
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from gate.agent import reaper
@@ -24,6 +29,8 @@ from gate.agent.templates import render
 from gate.config.models import ServiceSpec
 from gate.services.templates import render_services
 
+RUNNING: ContextVar[list] = ContextVar("chaos_gate_services", default=[])  # the services of the run in progress
+
 
 class Service:
     """One started service: its process or container, port, host and URL."""
@@ -33,6 +40,8 @@ class Service:
         self.log_path = log_dir / f"service-{spec.name}.log"
         self.process = None
         self.host, self.port = "127.0.0.1", 0
+        self.known: dict = {}
+        self.untouched = False  # started and not used by any cell run yet: no restart needed
 
     def _env(self, known: dict, base: bool) -> dict[str, str]:
         spec = self.spec
@@ -44,13 +53,14 @@ class Service:
         library = dilation.library_for(self.time_scale) if base else None  # a container's clock stays real
         return dilation.dilated(env, library, self.time_scale) if library else env
 
-    async def start(self, known: dict[str, dict[str, str]]) -> dict[str, str]:
+    async def start(self, known: dict[str, dict[str, str]], keep_port: bool = False) -> dict[str, str]:
         """Start, wait until ready; returns {url, host, port}. AgentStartError names the service."""
+        self.known, self.untouched = known, True
         try:
             if self.spec.docker is not None:
-                await self._spawn_container(known)
+                await self._spawn_container(known, keep_port)
             else:
-                self._spawn_command(known)
+                self._spawn_command(known, keep_port)
             attrs = self.attrs()
             ready = self.spec.ready
             url = render(ready.url, attrs) if ready.url else (None if ready.log else attrs["url"])
@@ -63,19 +73,49 @@ class Service:
         ctx = {"host": self.host, "port": str(self.port)}
         return {**ctx, "url": render(self.spec.url, ctx).rstrip("/")}
 
-    def _spawn_command(self, known: dict) -> None:
-        self.port = free_port()
+    def _spawn_command(self, known: dict, keep_port: bool = False) -> None:
+        self.port = self.port if keep_port and self.port else free_port()
         cwd = (self.base_dir / self.spec.cwd) if self.spec.cwd else self.base_dir
-        self.process = AgentProcess(argv_of(self.spec.command), cwd, self._env(known, base=True), self.log_path)
+        command = render_services(render(self.spec.command, {"host": self.host, "port": str(self.port)}), known)
+        self.process = AgentProcess(argv_of(command), cwd, self._env(known, base=True), self.log_path)
         self.process.spawn()
 
-    async def _spawn_container(self, known: dict) -> None:
+    async def refresh(self, cell_id: str, run: int) -> None:
+        """Fresh state before a cell run: the reset call, or a restart on the same port."""
+        from gate.errors import HarnessError
+
+        untouched, self.untouched = self.untouched, False
+        if self.spec.restart == "per_cell" and not untouched:
+            self.stop()
+            try:
+                await self.start(self.known, keep_port=True)
+            except AgentStartError as exc:
+                raise HarnessError(str(exc)) from None
+            self.untouched = False  # this run uses it
+        if self.spec.reset is None:
+            return
+        import httpx
+
+        reset = render(self.spec.reset.model_dump(), {**self.attrs(), "cell_id": cell_id, "run": str(run)})
+        try:
+            async with httpx.AsyncClient(timeout=self.spec.ready.timeout) as client:
+                resp = await client.request(reset["method"], reset["url"], headers=reset["headers"],
+                                            json=reset["body"] if reset["body"] is not None else None)
+        except httpx.HTTPError as exc:
+            raise HarnessError(f"service '{self.spec.name}' reset ({reset['method']} {reset['url']}) failed: "
+                               f"{type(exc).__name__}: {exc}") from None
+        if resp.status_code >= 400:
+            raise HarnessError(f"service '{self.spec.name}' reset ({reset['method']} {reset['url']}) answered "
+                               f"{resp.status_code}: {resp.text[:200]!r}")
+
+    async def _spawn_container(self, known: dict, keep_port: bool = False) -> None:
         from gate.agent.container import ContainerAgent, docker_client, image_for, placement
 
         client = await asyncio.to_thread(docker_client)
         where = await asyncio.to_thread(placement, client)
         image = await image_for(client, self.spec.docker, self.base_dir)
-        self.port = free_port() if where.mode == "host" else self.spec.docker.port
+        self.port = (self.port if keep_port and self.port else free_port()) if where.mode == "host" \
+            else self.spec.docker.port
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.process = ContainerAgent(client, image, self.spec.docker, self._env(known, base=False), self.port,
                                       where, self.log_path)
@@ -116,7 +156,43 @@ def running_services(loaded, log_dir: Path):
             known = run_async(reaper.interruptible(_start_all(services)))
         except reaper.Interrupted:
             raise KeyboardInterrupt("interrupted while starting services") from None
-        yield dataclasses.replace(loaded, config=resolve_config(loaded.config, known))
+        token = RUNNING.set(services)
+        try:
+            yield dataclasses.replace(loaded, config=resolve_config(loaded.config, known))
+        finally:
+            RUNNING.reset(token)
     finally:
         for service in reversed(services):  # the agents are stopped by then; dependencies last
             service.stop()
+
+
+class ServiceResets:
+    """A worker hook: before every cell run, each service that asks for it is made fresh, in order."""
+
+    def __init__(self, services: list[Service]):
+        self.services = services
+
+    def env(self) -> dict[str, str]:
+        return {}
+
+    async def start(self) -> None:
+        pass
+
+    async def begin(self, cell, run: int) -> None:
+        for service in self.services:
+            await service.refresh(cell.id, run)
+
+    async def end(self, cell, run: int, obs) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+
+def with_service_resets(hook_factory):
+    """`hook_factory` plus a ServiceResets hook when a running service resets or restarts per cell run
+    (load-time checks keep such a config at concurrency 1: the services are shared by every worker)."""
+    fresh = [s for s in RUNNING.get() if s.spec.reset is not None or s.spec.restart != "never"]
+    if not fresh:
+        return hook_factory
+    return lambda index: [*(hook_factory(index) if hook_factory else []), ServiceResets(fresh)]

@@ -19,7 +19,8 @@ SERVICE_REF = re.compile(r"\{\{\s*services\.([^.}\s]*)(?:\.([^}\s]*))?\s*\}\}")
 ATTRS = ("url", "host", "port")
 # sections whose strings may name a service; the order matters only for error messages
 SECTIONS = ("agent", "llm", "tools", "worlds", "contract")  # contract: a state probe may ask a service
-OWN_NAMES = ("host", "port")  # what a service's own url, env and ready.url may use
+OWN_NAMES = ("host", "port")  # what a service's own url, env, command and ready.url may use
+RESET_NAMES = ("url", "cell_id", "run")  # and its reset call, made before each cell run
 OWN_TEMPLATE = re.compile(r"\{\{\s*([^}]*?)\s*\}\}")
 
 
@@ -78,6 +79,16 @@ def service_problems(config: Config) -> list[Problem]:
         out += _own_template_problems(service.url, loc + ("url",), OWN_NAMES)
         out += _own_template_problems(service.env, loc + ("env",), OWN_NAMES)
         out += _own_template_problems(service.ready.url, loc + ("ready", "url"), OWN_NAMES + ("url",))
+        out += _reference_problems(service.command, loc + ("command",), names[:i], later=names[i:])
+        out += _own_template_problems(service.command, loc + ("command",), OWN_NAMES)
+        if service.reset is not None:
+            dumped = service.reset.model_dump()
+            out += _own_template_problems(dumped, loc + ("reset",), OWN_NAMES + RESET_NAMES)
+        if (service.reset is not None or service.restart != "never") and config.concurrency > 1:
+            what = "reset" if service.reset is not None else "restart"
+            out.append(Problem(loc + (what,), f"service '{service.name}' is made fresh before every cell run, but "
+                                             f"it is shared by all {config.concurrency} agent instances: one cell's "
+                                             f"{what} would wipe another's state mid-run; set concurrency: 1"))
     return out
 
 

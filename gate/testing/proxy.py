@@ -148,6 +148,7 @@ class ChaosRun:
 
         from gate.config.chaos import Fault
 
+        faults = [f.fault() if hasattr(f, "fault") else f for f in faults]  # a Shape (gate/testing/shapes.py)
         parsed = tuple(f if hasattr(f, "apply") else TypeAdapter(Fault).validate_python(f) for f in faults)
         self.end()
         inner = self.proxy.begin(dataclasses.replace(self.cell, faults=tuple(self.cell.faults) + parsed), self.run)

@@ -158,7 +158,9 @@ def build_spec(*, base_dir: Path, config: str | Path | None = None, worlds=(), s
            for w in update.get("worlds", cfg.worlds)]
     update["worlds"] = own
     if not cfg.llm:
-        update["llm"] = SIM_LLMS
+        from gate.config.chaos import LlmUpstream
+
+        update["llm"] = [LlmUpstream.model_validate(u) for u in SIM_LLMS]
     sim_config = _sim_config(sim, base_dir)
     if sim_config is not None:
         update["sim"] = sim_config
