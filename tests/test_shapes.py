@@ -102,17 +102,25 @@ CAREFUL = """try:
 
 def test_a_failing_shape_is_pinned_and_runs_first_next_time(pytester):
     pytester.makepyfile(test_shapes_agent=AGENT.replace("CAREFUL_OR_NOT", CARELESS))
-    first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    first = fast(pytester)
     first.assert_outcomes(failed=1)
     assert "pinned: Shape(openai_chat" in first.stdout.str()
     corpus = yaml.safe_load((pytester.path / "chaos-gate.shapes.yaml").read_text())
     [pin] = corpus["pins"]
     assert pin["test"] == "test_shapes_agent.py::test_agent_survives_wrong_shapes" and pin["dialect"] == "openai_chat"
     assert len(pin["edits"]) == 1  # hypothesis shrank it to one edit
-    again = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    again = fast(pytester)
     again.assert_outcomes(failed=1)
     out = again.stdout.str()
     assert "explicit example" in out.lower() and "already pinned" in out  # the pin ran first, as an @example
     assert len(yaml.safe_load((pytester.path / "chaos-gate.shapes.yaml").read_text())["pins"]) == 1
     pytester.makepyfile(test_shapes_agent=AGENT.replace("CAREFUL_OR_NOT", CAREFUL))
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q").assert_outcomes(passed=1)  # pins included
+    fast(pytester).assert_outcomes(passed=1)  # pins included
+
+
+def fast(pytester, *args):
+    """An inner pytest run with only this plugin loaded (what autoload gives, minus the other installed plugins'
+    seconds of start-up); test_plugin_agents.py and test_docs_pytest.py run with autoload, as a user would."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        return pytester.runpytest_subprocess("-p", "gate.pytest_plugin", "-p", "no:cacheprovider", "-q", *args)

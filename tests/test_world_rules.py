@@ -7,6 +7,7 @@ seeded records."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import json
 import logging
 import re
@@ -209,3 +210,34 @@ def test_bad_world_faults_and_clock_are_config_errors(tmp_path):
         load_config(write_config(tmp_path, base.replace("per_call: 1m", "per_call: soon")))
     with pytest.raises(ConfigError, match=r"seed.rows.order\[0\].placed: 'yesterday' is not an ISO-8601"):
         load_config(write_config(tmp_path, base.replace('placed: "-90m"', "placed: yesterday")))
+
+
+def test_a_faultbench_world_in_chaos_gate_run(shop_dir):
+    """The shop world behind the proxy in a real run: its rules module answers the agent, its faults apply
+    to the scenario's cells (not the baseline), and world_state judges its end state."""
+    (shop_dir / "agent.py").write_text(
+        "import os, httpx\n"
+        "r = httpx.post(os.environ['SHOP_URL'] + '/ops/create_return', json={'order_id': '5'})\n"
+        "print(r.status_code, r.text)\n")
+    path = write_config(shop_dir, f"""
+agent:
+  invoke: {{command: {{command: [{json.dumps(sys.executable)}, agent.py]}}}}
+inputs: [{{id: ret, text: return order 5}}]
+mutation: {{enabled: false}}
+worlds:
+  - {{faultbench: worlds/shop.yaml}}
+contract:
+  invariants:
+    - {{id: returned, type: world_state, world: shop, record: orders, where: {{id: "5"}}, equals: {{status: returned}},
+       severity: critical}}
+  scenarios:
+    - {{name: with_world_faults, faults: [{{kind: latency, target: shop, ms: 1}}]}}
+""")
+    assert main(["run", "-c", str(path), "-o", str(shop_dir / "out"), "--quiet", "--full-report"]) == 0
+    cells = {c["scenario"]: c for c in json.loads((shop_dir / "out" / "report.json").read_text())["verdict"]["cells"]}
+    assert cells["baseline"]["status"] == "pass" and cells["with_world_faults"]["status"] == "pass"
+    assert "world fault" not in json.dumps(cells["baseline"]["runs"][0]["trace"])
+    faulted = cells["with_world_faults"]["runs"][0]["trace"]
+    assert [s["fault"] for s in faulted] == ["latency"] and faulted[0]["status"] == 200
+    drawn = float(faulted[0]["note"].split("world latency: ")[1].split(" ms")[0])
+    assert 50 <= drawn <= 200  # the file's default latency_ms: [50, 200], drawn from the cell's seed

@@ -55,9 +55,16 @@ def resolve_config(config: Config, known: dict[str, dict[str, str]]) -> Config:
 
 
 def _revalidate(annotation, section, rendered):
-    from pydantic import TypeAdapter
+    from pydantic import BaseModel, TypeAdapter
 
-    return TypeAdapter(annotation).validate_python(rendered)
+    fresh = TypeAdapter(annotation).validate_python(rendered)
+    if isinstance(section, list):  # fields kept out of dumps (a world's code_dir) carry over as they were
+        for new, old in zip(fresh, section):
+            if isinstance(old, BaseModel):
+                for name, info in type(old).model_fields.items():
+                    if info.exclude:
+                        setattr(new, name, getattr(old, name))
+    return fresh
 
 
 # --- load-time checks --------------------------------------------------------------------------

@@ -67,7 +67,8 @@ class RunSpec:
 
     def key(self) -> str:
         """Which running proxy can serve this spec (one per distinct config and world-fault switch)."""
-        doc = {"config": self.config.model_dump(mode="json", by_alias=True), "forced": self.forced}
+        doc = {"config": self.config.model_dump(mode="json", by_alias=True), "forced": self.forced,
+               "code": [w.code_dir for w in self.config.worlds]}
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 

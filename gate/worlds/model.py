@@ -166,9 +166,11 @@ class World(StrictModel):
     clock: ClockSpec = Field(default_factory=ClockSpec)
     data_seed: int | None = Field(default=None, description="Seeds the generated records instead of the config's "
                                                              "seed (a faultbench file's own `seed:`).")
-    code_dir: str | None = Field(default=None, description="Where custom operations are imported from "
-                                                           "(default: the config's directory).")
-    source: str | None = Field(default=None, description="Set by the gate: the file a faultbench world came from.")
+    # where the world came from: not part of what is judged (a config's digest is the same on every machine)
+    code_dir: str | None = Field(default=None, exclude=True, description="Where custom operations are imported "
+                                                                         "from (default: the config's directory).")
+    source: str | None = Field(default=None, exclude=True,
+                               description="Set by the gate: the file a faultbench world came from.")
 
     @model_validator(mode="after")
     def _complete(self):

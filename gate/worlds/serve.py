@@ -88,10 +88,13 @@ class Outcome:
     error: str | None = None
     fault: str | None = None
     raw: bytes | None = None  # malformed_json: bytes that are not JSON
+    latency_ms: float = 0.0
 
     @property
     def note(self) -> str:
-        return f"world fault: {self.fault}" if self.fault else ""
+        parts = [f"world fault: {self.fault}"] if self.fault else []
+        parts += [f"world latency: {self.latency_ms:g} ms"] if self.latency_ms else []
+        return "; ".join(parts)
 
 
 class WorldUpstream:
@@ -128,6 +131,7 @@ class WorldUpstream:
                 out = Outcome(exc.status, error=str(exc))
             if kind == "timeout":  # it ran (and wrote); the answer is lost
                 out = Outcome(504, error=f"timeout: {name} timed out after executing", fault=kind)
+        out.latency_ms = decision.latency_ms if decision else 0.0
         if self.on_call is not None:
             self.on_call(name, args, out)
         return out
