@@ -20,7 +20,6 @@ import json
 import os
 import re
 import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 
 from gate.instrument.exchange import FunctionCall, FunctionExchange
+from gate.proxy.app import _plain
 from gate.proxy.exchange import RequestInfo
 
 # function transport: target names of the trace and of faults (`target: functions`)
@@ -52,15 +53,15 @@ class FunctionEndpoints:
         except ValueError:
             doc = None
         if not isinstance(doc, dict):
-            return await _reply(send, {"action": "run"})
+            return await _plain(send, 200, {"action": "run"})
         if what == "hello":
             self.seams.setdefault(str(doc.get("seam")), {k: v for k, v in doc.items() if k != "seam"})
-            return await _reply(send, {})
+            return await _plain(send, 200, {})
         if what == "begin":
-            return await _reply(send, await self._begin(doc))
+            return await _plain(send, 200, await self._begin(doc))
         if what == "end":
-            return await _reply(send, await self._end(doc))
-        await _reply(send, {"action": "run"})
+            return await _plain(send, 200, await self._end(doc))
+        await _plain(send, 200, {"action": "run"})
 
     def route_for(self, doc: dict) -> FunctionRoute:
         transport = str(doc.get("transport") or "function")
@@ -101,10 +102,3 @@ async def _first_of(future: asyncio.Future, task, default: dict) -> dict:
     """The exchange's answer, or `default` if its task ended without giving one."""
     done, _ = await asyncio.wait({future, task}, return_when=asyncio.FIRST_COMPLETED)
     return future.result() if future.done() and not future.cancelled() else default
-
-
-async def _reply(send, doc: dict) -> None:
-    body = json.dumps(doc).encode()
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
