@@ -29,10 +29,11 @@ RUN python3 -m venv "$VIRTUAL_ENV" \
  && rm -rf /root/.cache
 
 # libfaketime for agent.time_scale (the agent's clock N times fast): the Debian package, whose build
-# dilates sleeps and poll timeouts (the PyPI wheel's build hangs in time.sleep under a speed-up).
+# dilates sleeps and poll timeouts (the PyPI wheel's build hangs in time.sleep under a speed-up). apt's
+# package caches (/var/cache/apt/*.bin, ~60 MB) go in the same layer: bases without docker-clean keep them.
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libfaketime >/dev/null \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log
 
 WORKDIR /opt/chaos-gate
 COPY profiles ./profiles
