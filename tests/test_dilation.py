@@ -109,6 +109,9 @@ def test_verdicts_at_10x_equal_those_at_1x(tmp_path, monkeypatch, bugs):
     fast, fast_s = run(tmp_path, 10, bugs, monkeypatch)
     assert json.dumps(fast["verdict"], sort_keys=True) == json.dumps(slow["verdict"], sort_keys=True)
     assert slow["verdict"]["verdict"] == ("pass" if not bugs or bugs == "retry_storm" else "fail")
+    rates = fast["run"]["agent_clock_rates"]  # the agent's own clock, read inside it, sped up
+    assert fast["run"]["time_scale"] == 10 and rates and min(rates) > 5, fast["run"]
+    assert "measured inside" in (tmp_path / f"{bugs or 'sound'}-10" / "summary.md").read_text()
     if bugs == "no_tool_timeout":  # a 60 s tool hang: the fault waits dominate, and cost a fraction at 10x
         assert fast_s < 0.5 * slow_s, (fast_s, slow_s)
 
@@ -124,3 +127,93 @@ def test_framework_examples_judge_the_same_at_10x(tmp_path, example):
         main(["run", "-c", str(config), "-o", str(tmp_path / scale), "--quiet", "--time-scale", scale])
         reports.append(load_report(tmp_path / scale)["verdict"])
     assert json.dumps(reports[0], sort_keys=True) == json.dumps(reports[1], sort_keys=True)
+
+
+# -- the agent's own clock, checked from inside it (gate/instrument/clock.py) ----------------------
+
+def test_clock_readings_give_each_process_its_rate_and_ignore_junk():
+    from gate.instrument.clock import ClockReadings
+
+    clocks = ClockReadings()
+    clocks.note({"pid": 7, "n": 0, "at": 100.0}, now=10.0)
+    assert clocks.pending() and clocks.undilated(10) is None
+    clocks.note({"pid": 7, "n": 1, "at": 100.5}, now=10.05)  # half a second of its time in 50 ms: 10x
+    clocks.note({"pid": 8, "n": 0, "at": 5.0}, now=10.0)
+    clocks.note({"pid": 8, "n": 1, "at": 5.5}, now=10.5)  # real time
+    for junk in ({"pid": "x", "n": 1, "at": 1}, {"n": 0}, {"pid": 9, "n": 1, "at": None}):
+        clocks.note(junk, now=11.0)
+    assert not clocks.pending()
+    assert round(clocks.rates[7], 1) == 10.0 and round(clocks.rates[8], 1) == 1.0
+    reason = clocks.undilated(10)
+    assert "process 8 ran at 1.0x" in reason and "LD_PRELOAD" in reason
+    assert clocks.undilated(3) is not None and ClockReadings().undilated(10) is None
+
+
+def _clock_posts(program: list[str], env: dict) -> dict:
+    """Run `program` with the gate's bootstrap under `env`; the clock posts it made, as rates by pid."""
+    import http.server
+    import threading
+
+    from gate.instrument.clock import ClockReadings
+    from gate.instrument.environment import instrumented
+
+    clocks = ClockReadings()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["content-length"]))
+            if self.path.endswith("/clock"):
+                clocks.note(json.loads(body))
+            self.send_response(200)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        full = instrumented({**env, "CHAOS_GATE_FN_URL": f"http://127.0.0.1:{server.server_port}/fn"})
+        subprocess.run(program, env=full, timeout=60, check=True)
+    finally:
+        server.shutdown()
+    return clocks.rates
+
+
+@needs_library
+@pytest.mark.parametrize("runtime", ["python", "node"])
+def test_the_bootstrap_reports_the_agents_own_clock_rate(runtime):
+    """Python and Node processes under the gate's bootstrap say how fast their clock runs: about 10x
+    when dilated, about 1x when a launcher dropped LD_PRELOAD (what the runner then refuses)."""
+    import os
+
+    if runtime == "node" and shutil.which("node") is None:
+        pytest.skip("no node")
+    program = [sys.executable, "-c", "import time; time.sleep(1.0)"] if runtime == "python" else \
+        ["node", "-e", "setTimeout(() => {}, 1000)"]
+    library = next(lib for lib in dilation.candidates() if dilation.probe(lib, 10))
+    fast = _clock_posts(program, dilation.dilated(dict(os.environ), library, 10))
+    slow = _clock_posts(["env", "-u", "LD_PRELOAD", *program], dilation.dilated(dict(os.environ), library, 10))
+    assert len(fast) == 1 and 5 < next(iter(fast.values())) < 15, fast
+    assert len(slow) == 1 and 0.5 < next(iter(slow.values())) < 1.5, slow
+
+
+@needs_library
+def test_an_agent_that_sheds_libfaketime_is_refused_not_judged(tmp_path):
+    """The probe passes (the library works here), but the agent's launcher clears LD_PRELOAD: the run
+    is an error naming the agent's own clock rate, never a verdict on deadlines ten times too short."""
+    import yaml
+
+    shutil.copytree(SDK.parent, tmp_path / "agent", ignore=shutil.ignore_patterns("__pycache__"))
+    doc = yaml.safe_load(SDK.read_text())
+    doc["agent"]["start"]["command"] = ["env", "-u", "LD_PRELOAD", *doc["agent"]["start"]["command"]]
+    doc["concurrency"] = 1
+    config = tmp_path / "agent" / "chaos-gate.yaml"
+    config.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    code = main(["run", "-c", str(config), "-o", str(out), "--quiet", "--time-scale", "10"])
+    report = load_report(out)
+    assert code != 0 and report["verdict"]["verdict"] == "error", report["verdict"]["verdict"]
+    assert "the agent's own clock did not speed up" in json.dumps(report["verdict"])

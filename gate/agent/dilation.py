@@ -13,7 +13,8 @@ reports is agent time (gate/proxy/app.py RunState, gate/agent/instance.py).
 Dilation is verified, never assumed: `verify` finds a library that really speeds up
 a probe process under the agent's own environment (a library that loads but does not
 dilate, or hangs, as the PyPI wheel's build does on this machine, is rejected), and
-refuses a container agent or a statically linked one with its reason.
+refuses a container agent or a statically linked one with its reason. Once the agent runs,
+its own clock is checked too, from inside it (gate/instrument/clock.py).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def dilated(env: dict[str, str], library: str, scale: float) -> dict[str, str]:
     env["LD_PRELOAD"] = library + (" " + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env["FAKETIME"] = f"+0 x{scale:g}"
     env.pop("DONT_FAKE_MONOTONIC", None)  # asyncio and Node timers run on the monotonic clock
+    env["CHAOS_GATE_TIME_SCALE"] = f"{scale:g}"  # the bootstrap then reports the agent's own clock (gate/instrument/clock.py)
     return env
 
 

@@ -1,6 +1,7 @@
 """The proxy's `/fn/` endpoints: in-process tool calls become exchanges of the worker.
 
     POST /fn/hello  {seam, pid, ...}          a seam the agent's process patched
+    POST /fn/clock  {pid, n, at}              the process's own clock, under time_scale (clock.py)
     POST /fn/begin  {id, tool, transport, framework, arguments, returns, hints}
     POST /fn/end    {id, ok, type, value | error}
 
@@ -18,6 +19,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 
+from gate.instrument.clock import ClockReadings
 from gate.instrument.exchange import FunctionCall, FunctionExchange
 from gate.proxy.app import _plain
 from gate.proxy.exchange import RequestInfo
@@ -46,6 +48,7 @@ class FunctionEndpoints:
         self.calls: dict[str, FunctionCall] = {}
         self.seams: dict[str, dict] = {}  # seam name -> what the agent said when it patched it
         self.command_targets: set[str] = set()  # `kind: command` tool names (set by the hook)
+        self.clock = ClockReadings()  # the agent processes' own clock rates (gate/instrument/clock.py)
 
     async def handle(self, what: str, body: bytes, send) -> None:
         try:
@@ -56,6 +59,9 @@ class FunctionEndpoints:
             return await _plain(send, 200, {"action": "run"})
         if what == "hello":
             self.seams.setdefault(str(doc.get("seam")), {k: v for k, v in doc.items() if k != "seam"})
+            return await _plain(send, 200, {})
+        if what == "clock":
+            self.clock.note(doc)
             return await _plain(send, 200, {})
         if what == "begin":
             return await _plain(send, 200, await self._begin(doc))

@@ -109,6 +109,10 @@ class ProxyHook:
         return {"targets": dict(self.app.calls_by_target), "seams": dict(self.app.functions.seams),
                 "offered": set(self.app.offered)}
 
+    def agent_clock(self):
+        """The agent processes' own clock rates, read from inside them (gate/instrument/clock.py)."""
+        return self.app.functions.clock
+
     def take_stray(self) -> list[StrayCall]:
         """Calls that arrived while no cell ran on this worker, oldest first; clears the list."""
         taken, self.app.stray = self.app.stray, []

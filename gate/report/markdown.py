@@ -90,6 +90,18 @@ def coverage_table(report: Report) -> str:
         ("\n\nTo make them fire:\n\n" + "\n".join(hints) if hints else "")
 
 
+def time_scale_note(report: Report) -> str:
+    """How the dilated run's clock was verified (docs/time-dilation.md)."""
+    scale, rates = report.run.time_scale, report.run.agent_clock_rates
+    if scale <= 1:
+        return ""
+    checked = (f"measured inside {len(rates)} agent process(es) at {min(rates):g}x to {max(rates):g}x" if rates else
+               "not measured inside the agent (no process with the gate's Python or Node bootstrap): a probe "
+               "process under the agent's environment was the check")
+    return (f"### Time dilation\n\nThe agent's clock ran {scale:g}x fast; every duration and timing here is agent "
+            f"time. Its own clock was {checked}.")
+
+
 def not_judged(report: Report) -> str:
     """Cells that ran but were not judged, and cells re-run on a restarted agent: each with why."""
     parts = []
@@ -238,7 +250,8 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     failures = worst(report)
     lead = [header(report), comparison_table(report), pins(report)]
     tables = [stages_table(report), invariants_table(report), pass_k_table(report), outcome_tally(report),
-              matrix(report), coverage_table(report), not_judged(report), cost_section(report)]
+              matrix(report), coverage_table(report), not_judged(report), time_scale_note(report),
+              cost_section(report)]
     timing = {t.id: t for t in report.timings.cells}
     same_start = {c.id for c in failures if c.reason == "agent_start"}  # one start-up failure is shown once
     same_start.discard(next((c.id for c in failures if c.reason == "agent_start"), None))

@@ -258,6 +258,10 @@ class RunInfo(BaseModel):
         default_factory=list, description="Calls seen while no cell ran on a worker; timing-dependent, so kept here.")
     reruns: list[Rerun] = Field(
         default_factory=list, description="Cells re-run on a restarted agent after failing on a broken one.")
+    time_scale: float = Field(default=1.0, description="agent.time_scale: the agent's clock ran this many times fast.")
+    agent_clock_rates: list[float] = Field(
+        default_factory=list, description="Under time_scale: each agent process's own clock rate, measured inside it "
+        "(gate/instrument/clock.py); empty when no process had the Python or Node bootstrap.")
 
 
 class Report(BaseModel):

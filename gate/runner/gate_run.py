@@ -149,6 +149,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
                       whole_plan=not only and shard is None, baseline=baseline, reruns=reruns)
     report.verdict.reach = reach
     report.run.plan = [c.id for c in whole]
+    report.run.time_scale, report.run.agent_clock_rates = config.agent.time_scale, pool.clock_rates
     status = {c.id: c.status for c in results}
     report.verdict.pins = [PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins]
     if report.verdict.verdict != "pass" and any(p.status == "fail" for p in report.verdict.pins):

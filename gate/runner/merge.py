@@ -72,4 +72,6 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path], baseline: Report | No
                       coverage=merge_coverage([r.verdict.coverage for r in reports], cells),
                       stray=[s for r in reports for s in r.run.stray], whole_plan=True, baseline=baseline)
     merged.run.plan = plan
+    merged.run.time_scale = max(r.run.time_scale for r in reports)
+    merged.run.agent_clock_rates = [rate for r in reports for rate in r.run.agent_clock_rates]
     return merged

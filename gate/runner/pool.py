@@ -56,6 +56,26 @@ class Worker:
         for hook in self.hooks:
             await hook.start()
         await self.instance.start()
+        if self.instance.spec.time_scale > 1:
+            await self._wait_for_clock_reading()
+            self._refuse_undilated()
+
+    def _clocks(self) -> list:
+        return [h.agent_clock() for h in self.hooks if hasattr(h, "agent_clock")]
+
+    async def _wait_for_clock_reading(self, seconds: float = 1.5) -> None:
+        """An agent process that sent its first clock reading sends the second half a second of its
+        time later (a twentieth of that at 10x, all of it if undilated): wait for it, briefly."""
+        deadline = time.monotonic() + seconds
+        while any(c.pending() for c in self._clocks()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    def _refuse_undilated(self) -> None:
+        """HarnessError if an agent process's own clock did not speed up (gate/instrument/clock.py)."""
+        for clock in self._clocks():
+            reason = clock.undilated(self.instance.spec.time_scale)
+            if reason is not None:
+                raise HarnessError(reason)
 
     async def stop(self) -> None:
         await self.instance.stop()
@@ -86,6 +106,8 @@ class Worker:
             for hook in begun:
                 await hook.end(cell, item.run, obs)
             begun.clear()
+            if self.instance.spec.time_scale > 1:  # a process the cell started (a command agent) counts too
+                self._refuse_undilated()
             await self._probe_state(invariants, obs)
         except HarnessError as exc:
             return RunResult(run=item.run, reason="harness_error", error=str(exc)), 0.0, [], None
@@ -144,6 +166,7 @@ class PoolResult:
     stray: list = field(default_factory=list)
     bodies: dict[WorkItem, list] = field(default_factory=dict)  # (request, response) bytes per trace step
     reached: list = field(default_factory=list)  # per worker hook: what its proxy reached (gate/runner/reach.py)
+    clock_rates: list = field(default_factory=list)  # under time_scale: each agent process's own clock rate
 
 
 def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
@@ -228,4 +251,5 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
         await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
         result.stray = [call for w in workers for call in w.take_stray()]
         result.reached = [h.reached() for w in workers for h in w.hooks if hasattr(h, "reached")]
+        result.clock_rates = [round(r, 1) for w in workers for c in w._clocks() for r in c.rates.values()]
     return result

@@ -201,5 +201,5 @@ async function call(seam, tool, args, run, returns = null, hints = null) {
 
 module.exports = {
   InjectedToolError, InjectedToolNotFound, InjectedToolTimeout, InjectedConnectionError,
-  PLAIN, call, decode, enabled, encode, exceptionFor, hello, jsonable,
+  PLAIN, call, decode, enabled, encode, exceptionFor, hello, jsonable, post,
 };

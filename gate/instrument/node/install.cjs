@@ -48,6 +48,19 @@ const TARGETS = [
   },
 ];
 
+// Under agent.time_scale (gate/instrument/clock.py): this process's own clock, read twice TICK_MS of
+// its time apart, so the gate can refuse a run whose agent shed libfaketime. The timer is unref'd:
+// it never keeps an agent alive.
+const TICK_MS = 500;
+function reportClockRate() {
+  if (!process.env.CHAOS_GATE_TIME_SCALE) return;
+  const client = require('./client.cjs');
+  const { performance } = require('node:perf_hooks');
+  client.post('/clock', { pid: process.pid, n: 0, at: performance.now() / 1000 }, 5000);
+  setTimeout(() => client.post('/clock', { pid: process.pid, n: 1, at: performance.now() / 1000 }, 5000),
+    TICK_MS).unref();
+}
+
 function report(seam, detail) {
   try {
     require('./client.cjs').hello(seam, detail);
@@ -101,7 +114,7 @@ function hookEsm() {
 function install() {
   if (globalThis[KEY]) return;
   globalThis[KEY] = { patch };
-  for (const hook of [hookCommonJs, hookEsm]) {
+  for (const hook of [reportClockRate, hookCommonJs, hookEsm]) {
     try {
       hook();
     } catch (error) {

@@ -65,10 +65,12 @@ def _apply(patch, module) -> None:
 
 
 def install() -> None:
+    from chaos_gate_agent import clock
     from chaos_gate_agent.seams import SEAMS
 
     if any(isinstance(f, _PatchOnLoad) for f in sys.meta_path):
         return
+    clock.report_rate()  # under agent.time_scale: this process's own clock rate, for the gate to check
     for name, patch in SEAMS.items():  # already imported (rare: sitecustomize runs first)
         if name in sys.modules:
             _apply(patch, sys.modules[name])
