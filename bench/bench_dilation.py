@@ -9,6 +9,11 @@ For each run: the whole run's wall time, the wall time of the cells whose faults
 scales. Goals: the waiting cells cost <= 0.2x at 10x, the whole run <= 0.5x.
 
     python bench/bench_dilation.py [--scale 10]
+    python bench/bench_dilation.py --every-example
+
+`--every-example` runs every bundled example and every framework example instead, each sound
+and with each of its planted bugs, at 1x and 10x, and prints whether the verdict part is the
+same (issue 24's "same verdicts"; tests/test_dilation.py holds a subset that CI runs).
 """
 
 from __future__ import annotations
@@ -45,8 +50,25 @@ def profile_config(folder: Path) -> Path:
     return path
 
 
-def run(config: Path, scale: float, bugs: str, out: Path) -> dict:
-    env = {**os.environ, "AGENT_BUGS": bugs}
+EXAMPLES = ROOT / "examples"
+SDK_BUGS = ["no_retry", "retry_storm", "double_write", "crash_on_bad_args", "accept_truncated", "obey_injection",
+            "no_tool_timeout", "trust_tool_json"]
+
+
+def every_example() -> list[tuple[str, Path, dict]]:
+    """(name, config, env) for each bundled and framework example, sound and with each planted bug."""
+    out = [("support", EXAMPLES / "support" / "chaos-gate.yaml", {"AGENT_MODE": "sound"}),
+           ("support, fragile", EXAMPLES / "support" / "chaos-gate.yaml", {"AGENT_MODE": "fragile"})]
+    out += [(f"sdk_agent, bugs={b or 'none'}", SDK, {"AGENT_BUGS": b}) for b in ["", *SDK_BUGS]]
+    out += [(f"worlds_agent, {tools} {retry}", EXAMPLES / "worlds_agent" / "chaos-gate.yaml",
+             {"TOOLS": tools, "RETRY": retry}) for tools in ("mcp", "http") for retry in ("careful", "naive")]
+    out += [(f"frameworks/{d.name}", d / "chaos-gate.yaml", {}) for d in sorted((EXAMPLES / "frameworks").iterdir())
+            if (d / "chaos-gate.yaml").exists()]
+    return out
+
+
+def run(config: Path, scale: float, bugs: str, out: Path, env: dict | None = None) -> dict:
+    env = {**os.environ, "AGENT_BUGS": bugs, **(env or {})}
     began = time.monotonic()
     subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(config), "-o", str(out), "--quiet",
                     "--time-scale", f"{scale:g}", "--full-report"], env=env, capture_output=True, timeout=1800)
@@ -62,7 +84,10 @@ def run(config: Path, scale: float, bugs: str, out: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=float, default=10.0)
+    parser.add_argument("--every-example", action="store_true", help="same verdict at 1x and N for every example")
     args = parser.parse_args()
+    if args.every_example:
+        return verdicts_of_every_example(args.scale)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -88,6 +113,20 @@ def main() -> None:
     print(f"{'all':58}{total_slow:8.1f}{total_fast:8.1f}{total_fast / total_slow:7.2f}   "
           f"{wait_slow:20.1f}{wait_fast:8.1f}{wait_fast / wait_slow:7.2f}")
     print("goals: waiting cells <= 0.20x, whole runs <= 0.50x")
+
+
+def verdicts_of_every_example(scale: float) -> None:
+    print(f"{'example':46}{'verdict':>9}{'1x s':>8}{f'{scale:g}x s':>8}{'ratio':>7}  same verdict part")
+    same_all = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, (name, config, env) in enumerate(every_example()):
+            slow = run(config, 1, env.get("AGENT_BUGS", ""), Path(tmp) / f"{n}-1", env)
+            fast = run(config, scale, env.get("AGENT_BUGS", ""), Path(tmp) / f"{n}-fast", env)
+            same = json.dumps(slow["verdict"], sort_keys=True) == json.dumps(fast["verdict"], sort_keys=True)
+            same_all &= same
+            print(f"{name[:46]:46}{slow['verdict']['verdict']:>9}{slow['wall']:8.1f}{fast['wall']:8.1f}"
+                  f"{fast['wall'] / slow['wall']:7.2f}  {'yes' if same else 'NO'}", flush=True)
+    print("every verdict part the same" if same_all else "SOME VERDICT PARTS DIFFER")
 
 
 if __name__ == "__main__":

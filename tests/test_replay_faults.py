@@ -107,6 +107,7 @@ def config(orders_url: str, scenarios: list[dict], sessions: str | None = None) 
         "mutation": {"enabled": False},
         "contract": {"baseline": False, "invariants": INVARIANTS, "scenarios": scenarios},
         "gate": {"min_score": 0, "allow_vacuous": True},
+        "shrink": {"enabled": False},  # every cell fails on purpose; shrinking them is tests/test_shrink.py's
         **({"replay": {"sessions": [sessions]}} if sessions else {}),
     }
 
