@@ -3,8 +3,8 @@
 `sitecustomize` (beside this package) calls `install()` when the gate set
 CHAOS_GATE_FN_URL. Nothing framework-specific is imported up front: an import hook
 waits for each framework's own module to load, then patches its tool-invocation seam
-(`seams.SEAMS`: module name -> patch function). An agent that imports none of them pays
-for one meta-path lookup per import and nothing else.
+(`seams.SEAMS`: module name -> the patch, named). An agent that imports none of them pays
+for one meta-path lookup per import and nothing else: no seam module is even loaded.
 
 Standard library only: this code runs inside someone else's virtualenv.
 """
@@ -52,11 +52,12 @@ class _PatchingLoader(importlib.abc.Loader):
         return getattr(self.loader, name)
 
 
-def _apply(patch, module) -> None:
+def _apply(patch: str, module) -> None:
     from chaos_gate_agent import client
+    from chaos_gate_agent.seams import resolve
 
     try:
-        seam = patch(module)
+        seam = resolve(patch)(module)
     except Exception as exc:  # noqa: BLE001 - a framework version we do not know: report, never break the agent
         client.hello(f"{module.__name__}:failed", {"error": f"{type(exc).__name__}: {exc}"[:300]})
         return
