@@ -107,3 +107,26 @@ def test_dockerfile_installs_the_lock_before_the_source():
         assert pinned[name.lower().replace("_", "-")] == version, requirement
     blocks = lock_text.split("==")[1:]
     assert all("--hash=sha256:" in block for block in blocks)
+
+
+def test_the_wheel_ships_every_file_of_the_package(tmp_path):
+    """`pip install agent-chaos-gate` gets what the image gets: every tracked file under gate/ (the
+    Node instrumentation's .cjs/.mjs, the Python bootstrap, catalogs), not only what setuptools finds
+    by default. A file type package-data does not name would be missing from installs, silently.
+    Built from a copy of the tracked files: a stale build/ in the checkout must not fill the gaps."""
+    import zipfile
+
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    tracked = listed.stdout.split()
+    source = tmp_path / "src"
+    for path in tracked:
+        if path.startswith("gate/") or path in ("pyproject.toml", "README.md"):
+            (source / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / path, source / path)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp_path)],
+                   check=True, capture_output=True, timeout=300)
+    shipped = set(zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist())
+    missing = sorted(path for path in tracked if path.startswith("gate/") and path not in shipped)
+    assert not missing, f"files under gate/ the wheel leaves out (add their type to package-data): {missing}"
