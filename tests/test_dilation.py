@@ -146,7 +146,8 @@ def test_clock_readings_give_each_process_its_rate_and_ignore_junk():
     clocks.note({"pid": 7, "n": 1, "at": 100.5}, now=10.05)  # half a second of its time in 50 ms: 10x
     clocks.note({"pid": 8, "n": 0, "at": 5.0}, now=10.0)
     clocks.note({"pid": 8, "n": 1, "at": 5.5}, now=10.5)  # real time
-    for junk in ({"pid": "x", "n": 1, "at": 1}, {"n": 0}, {"pid": 9, "n": 1, "at": None}):
+    for junk in ({"pid": "x", "n": 1, "at": 1}, {"n": 0}, {"pid": 9, "n": 1, "at": None},
+                 {"pid": float("inf"), "n": 0, "at": 1.0}, {"pid": 10, "n": [], "at": 1.0}):
         clocks.note(junk, now=11.0)
     assert not clocks.pending()
     assert round(clocks.rates[7], 1) == 10.0 and round(clocks.rates[8], 1) == 1.0

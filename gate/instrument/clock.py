@@ -21,6 +21,7 @@ import time
 # A process whose clock ran slower than sqrt(N) did not get the speed-up: halfway between 1x and
 # N on a log scale, so neither a loaded event loop (which delays the posts and can only lower a
 # dilated rate a little) nor an undilated clock's jitter lands on the wrong side.
+MAX_PROCESSES = 1000
 MIN_SPAN = 0.005  # real seconds: shorter spans are too coarse to judge (the posts' own latency)
 
 
@@ -35,10 +36,11 @@ class ClockReadings:
         now = time.monotonic() if now is None else now
         try:
             pid, n, at = int(doc["pid"]), int(doc["n"]), float(doc["at"])
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             return  # not a reading: the agent's bytes never break the proxy
         if n == 0:
-            self.first.setdefault(pid, (now, at))
+            if len(self.first) < MAX_PROCESSES:  # pids come from the agent: bounded, whatever it sends
+                self.first.setdefault(pid, (now, at))
             return
         began = self.first.get(pid)
         if began is None or pid in self.rates:
