@@ -19,6 +19,16 @@ from gate.config import load_config
 from gate.scaffold import WORKFLOW, run_init
 
 
+def run_scaffolded(config, without: str) -> dict:
+    """`chaos-gate run` on a scaffolded config as a user runs it (from the repository, `without` unset
+    in the environment): asserts a clean exit, returns the verdict part."""
+    env = {k: v for k, v in os.environ.items() if k != without}
+    run = subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(config), "--quiet"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    return load_report(config.parent / "chaos-gate-report")["verdict"]
+
+
 def test_flags_write_a_config_that_validates_and_runs(tmp_path, capsys):
     agent = tmp_path / "agent"
     shutil.copytree(ROOT / "examples/sdk_agent", agent, ignore=shutil.ignore_patterns("chaos-gate*"))
@@ -30,11 +40,7 @@ def test_flags_write_a_config_that_validates_and_runs(tmp_path, capsys):
     assert text.count("\n#") >= 2 and "{{services.orders.url}}" in text  # commented, service wired in
     loaded = load_config(agent / "chaos-gate.yaml")
     assert [s.name for s in loaded.config.services] == ["orders"]
-    env = {k: v for k, v in os.environ.items() if k != "ORDERS_URL"}
-    run = subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(agent / "chaos-gate.yaml"), "--quiet"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
-    assert run.returncode == 0, run.stderr
-    verdict = load_report(agent / "chaos-gate-report")["verdict"]
+    verdict = run_scaffolded(agent / "chaos-gate.yaml", without="ORDERS_URL")
     assert verdict["verdict"] == "pass" and verdict["counts"]["cells"] == 7
     workflow = yaml.safe_load((agent / WORKFLOW).read_text())
     steps = workflow["jobs"]["chaos-gate"]["steps"]
@@ -102,11 +108,7 @@ def test_script_agent_on_the_projects_own_interpreter(tmp_path, mode):
     agent = loaded.config.agent
     assert agent.start is None and agent.url is None and agent.invoke.http is None
     assert agent.invoke.command.input == mode and agent.invoke.command.command == ".venv/bin/python agent.py"
-    env = {k: v for k, v in os.environ.items() if k != "AGENT_PYTHON"}
-    run = subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(tmp_path / "chaos-gate.yaml"), "--quiet"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
-    assert run.returncode == 0, run.stderr
-    verdict = load_report(tmp_path / "chaos-gate-report")["verdict"]
+    verdict = run_scaffolded(tmp_path / "chaos-gate.yaml", without="AGENT_PYTHON")
     assert verdict["verdict"] == "pass" and verdict["counts"]["cells"] == 7
     steps = yaml.safe_load((tmp_path / WORKFLOW).read_text())["jobs"]["chaos-gate"]["steps"]
     assert steps[1]["uses"] == "agent-chaos-gate/agent-chaos-gate@v1" and steps[1]["env"] == {"AGENT_PYTHON": "python3"}
