@@ -158,30 +158,22 @@ def test_clock_readings_give_each_process_its_rate_and_ignore_junk():
 
 def _clock_posts(program: list[str], env: dict) -> dict:
     """Run `program` with the gate's bootstrap under `env`; the clock posts it made, as rates by pid."""
-    import http.server
-    import threading
+    from httpkit import JsonHandler, serve
 
     from gate.instrument.clock import ClockReadings
     from gate.instrument.environment import instrumented
 
     clocks = ClockReadings()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         def do_POST(self):
-            body = self.rfile.read(int(self.headers["content-length"]))
+            doc = self.json_body()
             if self.path.endswith("/clock"):
-                clocks.note(json.loads(body))
-            self.send_response(200)
-            self.send_header("content-length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
+                clocks.note(doc)
+            self.reply(200, {})
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    full = instrumented({**env, "CHAOS_GATE_FN_URL": f"http://127.0.0.1:{server.server_port}/fn"})
+    server, url = serve(Handler)
+    full = instrumented({**env, "CHAOS_GATE_FN_URL": f"{url}/fn"})
     proc = subprocess.Popen(program, env=full)
     try:  # the program outlives its readings by far; it is stopped once they are in (a loaded machine is slow)
         deadline = time.monotonic() + 30

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import time
 
-# A process whose clock ran slower than sqrt(N) did not get the speed-up: halfway between 1x and
-# N on a log scale, so neither a loaded event loop (which delays the posts and can only lower a
-# dilated rate a little) nor an undilated clock's jitter lands on the wrong side.
 MAX_PROCESSES = 1000
 MIN_SPAN = 0.005  # real seconds: shorter spans are too coarse to judge (the posts' own latency)
+
+
+def slowest_dilated(scale: float) -> float:
+    """The lowest clock rate that counts as sped up at `scale`: sqrt(N), halfway between 1x and N on a
+    log scale, so neither a loaded event loop (which delays the posts and can only lower a dilated
+    rate a little) nor an undilated clock's jitter lands on the wrong side."""
+    return scale ** 0.5
 
 
 class ClockReadings:
@@ -55,7 +59,7 @@ class ClockReadings:
 
     def undilated(self, scale: float) -> str | None:
         """Why the run cannot be judged at `scale`, or None while every measured clock sped up."""
-        slow = sorted((pid, rate) for pid, rate in self.rates.items() if rate < scale ** 0.5)
+        slow = sorted((pid, rate) for pid, rate in self.rates.items() if rate < slowest_dilated(scale))
         if not slow:
             return None
         pid, rate = slow[0]
@@ -64,6 +68,3 @@ class ClockReadings:
                 f"waits {scale:g} times less; a verdict on that would be wrong. Its start command or launcher "
                 "probably clears LD_PRELOAD or FAKETIME (keep them in the environment it passes on), or set "
                 "agent.time_scale: 1")
-
-    def measured(self) -> int:
-        return len(self.rates)
