@@ -6,6 +6,7 @@ so quotes, newlines and Unicode in a mutated input can never break the JSON.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -14,6 +15,8 @@ PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
 def render(value: Any, ctx: dict[str, str]) -> Any:
     if isinstance(value, str):
+        if "{{" not in value:  # most strings of a request (header values, keys) hold no placeholder
+            return value
         return PLACEHOLDER.sub(lambda m: str(ctx.get(m.group(1), m.group(0))), value)
     if isinstance(value, dict):
         return {render(k, ctx): render(v, ctx) for k, v in value.items()}
@@ -29,7 +32,9 @@ class PathError(ValueError):
     pass
 
 
-def parse_path(path: str) -> list[str | int]:
+@functools.lru_cache(maxsize=256)
+def parse_path(path: str) -> tuple[str | int, ...]:
+    """The steps of `path`, parsed once per distinct path (the agent's output path is asked every cell)."""
     if not path.startswith("$"):
         raise PathError(f"JSON path must start with '$': {path!r}")
     parts: list[str | int] = []
@@ -41,7 +46,7 @@ def parse_path(path: str) -> list[str | int]:
         name, idx, q1, q2 = m.groups()
         parts.append(int(idx) if idx is not None else (name or q1 or q2))
         pos = m.end()
-    return parts
+    return tuple(parts)
 
 
 def pick(doc: Any, path: str) -> Any:

@@ -19,12 +19,33 @@ from gate.report.model import CellResult, CheckResult, InvariantOutcome, RunResu
 OUTPUT_EXCERPT = 2000
 
 
+# Results that recur cell after cell (every passing check of one invariant reads the same) are
+# built once per run and shared: they are never mutated, save by the in-place redaction, which
+# gives the same text however often it runs. Cleared at the start of each run (`forget_shared`),
+# so no run sees another's results, and bounded, so a run of all-distinct messages cannot grow it.
+_SHARED: dict[tuple, CheckResult | InvariantOutcome] = {}
+SHARED_MAX = 20_000
+
+
+def forget_shared() -> None:
+    _SHARED.clear()
+
+
+def _shared(key: tuple, build):
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= SHARED_MAX:
+            _SHARED.clear()
+        found = _SHARED[key] = build()
+    return found
+
+
 def check_run(invariants: list[InvariantBase], obs: Observation) -> list[CheckResult]:
     out = []
     for inv in invariants:
-        verdict = inv.evaluate(obs)
-        out.append(CheckResult(invariant=inv.id, severity=inv.severity, passed=verdict.passed, message=verdict.message,
-                               judged=verdict.judged))
+        v = inv.evaluate(obs)
+        out.append(_shared(("check", inv.id, inv.severity, v.passed, v.message, v.judged), lambda: CheckResult(
+            invariant=inv.id, severity=inv.severity, passed=v.passed, message=v.message, judged=v.judged)))
     return out
 
 
@@ -45,10 +66,10 @@ def _fold_invariant(inv: InvariantBase, checks: list[CheckResult]) -> InvariantO
     rate = passed / len(results) if results else 1.0
     failing = next((c.message for c in results if not c.passed), None)
     fallback = results[0].message if results else (checks[0].message if checks else "not checked")
-    return InvariantOutcome(
-        id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
-        pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
-        message=failing or fallback, not_judged_runs=len(checks) - len(results))
+    fields = dict(id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
+                  pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
+                  message=failing or fallback, not_judged_runs=len(checks) - len(results))
+    return _shared(("outcome", *fields.values()), lambda: InvariantOutcome(**fields))
 
 
 def reproduce_command(config_path: str, cell: Cell, seed: int | None = None, env: dict[str, str] | None = None,

@@ -26,7 +26,7 @@ from gate.plan.shard import shard_of
 from gate.report.exchanges import cell_exchanges
 from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, Report, RunInfo, ShardInfo, Timings,
                                VerdictPart)
-from gate.runner.evaluate import fold_cell, reproduce_command
+from gate.runner.evaluate import fold_cell, forget_shared, reproduce_command
 from gate.runner import insights, recover, soundness
 from gate.runner.coverage import fault_coverage
 from gate.runner.reach import build_reach
@@ -92,6 +92,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
               shard: tuple[int, int] | None = None, record_dir: Path | None = None,
               baseline: Report | None = None, firings: frozenset | None = None) -> Report:
     config = loaded.config
+    forget_shared()  # results shared between cells are this run's alone (gate/runner/evaluate.py)
     whole, cells = plan_for(loaded, only, stage_builders, shard)
     cells = insights.with_firings(cells, firings, only)  # --faults: exactly these firings
     pins: list[dict] = []

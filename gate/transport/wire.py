@@ -11,6 +11,7 @@ one request, one streamed response, keep-alive pooling per origin, TLS when http
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from collections import defaultdict
 from urllib.parse import urlsplit
@@ -107,6 +108,16 @@ class WireBody:
                 return
 
 
+@functools.lru_cache(maxsize=1024)
+def _route(url: str) -> tuple[tuple[str, str | None, int], str, str]:
+    """((scheme, host, port), request target, Host header) of `url`, parsed once per distinct URL:
+    a run sends thousands of requests to a handful of URLs. ValueError for a bad port."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return (parts.scheme, parts.hostname, port), target, parts.netloc
+
+
 class WireClient:
     """Keep-alive pool of HTTP/1.1 connections, keyed by (scheme, host, port)."""
 
@@ -133,15 +144,12 @@ class WireClient:
 
     async def request(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes):
         """Returns (status, headers, body iterator, close callback)."""
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        head = [f"{method} {target} HTTP/1.1", f"host: {parts.netloc}"]
+        key, target, netloc = _route(url)
+        head = [f"{method} {target} HTTP/1.1", f"host: {netloc}"]
         head += [f"{k}: {v}" for k, v in headers]
         if body or method in ("POST", "PUT", "PATCH"):
             head.append(f"content-length: {len(body)}")
         payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
-        key = (parts.scheme, parts.hostname, port)
         conn = await self._connect(*key)
         try:
             response = await self._send(conn, payload)
