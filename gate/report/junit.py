@@ -38,28 +38,24 @@ def _seconds(value: float) -> str:
     return f"{max(value, 0.0):.3f}"
 
 
-def _attr(value: str) -> str:
-    """An attribute value as XML writes it (quotes, and the whitespace a parser would fold)."""
+def _cdata(value: str) -> str:
+    """Element text as XML writes it."""
     if "&" in value:
         value = value.replace("&", "&amp;")
     if "<" in value:
         value = value.replace("<", "&lt;")
     if ">" in value:
         value = value.replace(">", "&gt;")
+    return value
+
+
+def _attr(value: str) -> str:
+    """An attribute value as XML writes it: also its quotes, and the whitespace a parser would fold."""
+    value = _cdata(value)
     if '"' in value:
         value = value.replace('"', "&quot;")
     if "\r" in value or "\n" in value or "\t" in value:
         value = value.replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;")
-    return value
-
-
-def _cdata(value: str) -> str:
-    if "&" in value:
-        value = value.replace("&", "&amp;")
-    if "<" in value:
-        value = value.replace("<", "&lt;")
-    if ">" in value:
-        value = value.replace(">", "&gt;")
     return value
 
 
