@@ -22,7 +22,7 @@ from gate.config import load_config
 from gate.config.secrets import Redactor
 from gate.plan.cells import Cell
 from gate.runner import run_gate
-from gate.runner.loop import frozen_heap
+from gate.heap import YOUNG_THRESHOLD, frozen_heap, settle_heap
 from gate.transport import WireClient
 
 
@@ -39,6 +39,24 @@ contract:
     with pytest.raises(RuntimeError), frozen_heap():
         assert gc.get_freeze_count() > 0
         raise RuntimeError("the run failed")
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_nested_frozen_heap_keeps_the_outer_one_and_everything_is_restored_after():
+    """The report writers open their own inside a run: closing theirs must not unfreeze the run's heap
+    or restore CPython's thresholds early; closing the outer one restores both."""
+    before = gc.get_threshold()
+    with frozen_heap():
+        assert gc.get_threshold()[0] >= YOUNG_THRESHOLD
+        with frozen_heap():
+            pass
+        assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] >= YOUNG_THRESHOLD
+        frozen = gc.get_freeze_count()
+        made_now = [[n] for n in range(3)]  # containers: objects the collector tracks
+        settle_heap()
+        assert gc.get_freeze_count() >= frozen + len(made_now)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    settle_heap()  # outside a run: nothing is frozen
     assert gc.get_freeze_count() == 0
 
 

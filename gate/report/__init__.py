@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+from gate.heap import frozen_heap
 from gate.report import html, junit, markdown
 from gate.report.json_stream import write_json
 from gate.report.model import Report
@@ -11,6 +12,11 @@ from gate.report.model import Report
 
 def write_all(report: Report, out_dir: Path, names, redact=lambda s: s) -> dict[str, Path]:
     """Write report.json, the JUnit file, the Markdown summary and report.html; return their paths."""
+    with frozen_heap():  # the report lives throughout: no collection need walk it (gate/heap.py)
+        return _write_all(report, out_dir, names, redact)
+
+
+def _write_all(report: Report, out_dir: Path, names, redact) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / names.json_, "junit": out_dir / names.junit, "markdown": out_dir / names.markdown}
     write_json(report, paths["json"], redact, full=getattr(names, "full", False))  # streaming, compact rows

@@ -61,6 +61,14 @@ def _checks_by_invariant(runs: list[RunResult]) -> dict[str, list[CheckResult]]:
 
 def _fold_invariant(inv: InvariantBase, checks: list[CheckResult]) -> InvariantOutcome:
     """Pass rate over the runs that gave this invariant something to judge."""
+    if len(checks) == 1:  # one run (the usual case): the outcome follows from its check alone
+        c = checks[0]
+        return _shared(("single", inv.id, inv.severity, inv.min_pass_rate, c.passed, c.message, c.judged),
+                       lambda: _fold_runs(inv, checks))
+    return _fold_runs(inv, checks)
+
+
+def _fold_runs(inv: InvariantBase, checks: list[CheckResult]) -> InvariantOutcome:
     results = [c for c in checks if c.judged]
     passed = sum(1 for c in results if c.passed)
     rate = passed / len(results) if results else 1.0

@@ -31,7 +31,7 @@ from gate.runner import insights, recover, soundness
 from gate.runner.coverage import fault_coverage
 from gate.runner.reach import build_reach
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
-from gate.runner.loop import frozen_heap
+from gate.heap import frozen_heap, settle_heap
 from gate.report.failure import mark_error
 from gate.runner.pool import PoolResult, make_workers, run_pool
 from gate.scoring import decide, overall_score, score_stages
@@ -121,6 +121,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
                                  _needs_reference(loaded, cells, invariants), on_progress, result=partial,
                                  budget=budget, followup=followup),
         PoolResult({}, {}, {}, {}, []))
+    settle_heap()  # the pool's results live on into the report
     planned = len(cells)
     over_budget = budget is not None and budget.skipped > 0
     if interrupted or over_budget:

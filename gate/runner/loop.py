@@ -8,8 +8,6 @@ the gate stays correct without it.
 from __future__ import annotations
 
 import asyncio
-import gc
-from contextlib import contextmanager
 
 
 def run_async(coro):
@@ -30,17 +28,3 @@ def run_async(coro):
     else:
         uvloop.run(main())
     return box[0]
-
-
-@contextmanager
-def frozen_heap():
-    """Exempt what exists before the run (modules, the config, the plan) from the cyclic GC.
-
-    Those objects live for the whole run, yet every full collection walked them again: with
-    thousands of cells that was about a twentieth of the gate's CPU. Unfrozen afterwards, so a
-    process that runs the gate many times (the tests) still collects them once they die."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()

@@ -7,6 +7,8 @@ time", the only rate that matters for an agent a customer meets more than once.
 
 from __future__ import annotations
 
+import functools
+
 from gate.report.insight_model import PassKFloor, RepeatStats
 from gate.report.model import CellResult
 from gate.scoring.stats import wilson_interval
@@ -22,8 +24,12 @@ def repeat_stats(cell: CellResult) -> RepeatStats | None:
     if cell.status == "skipped":  # not judged: no pass rate to state
         return None
     passes, runs = clean_runs(cell)
-    if runs == 0:
-        return None
+    return None if runs == 0 else _stats(passes, runs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _stats(passes: int, runs: int) -> RepeatStats:
+    """One RepeatStats per (passes, runs), shared by the cells that have it (none is mutated)."""
     low, high = wilson_interval(passes, runs)
     return RepeatStats(passes=passes, runs=runs, pass_k=passes == runs, wilson_low=round(low, 4),
                        wilson_high=round(high, 4))
