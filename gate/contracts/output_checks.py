@@ -237,6 +237,7 @@ PII_PATTERNS: dict[str, str] = {
 
 PII_COMPILED = {kind: re.compile(pattern) for kind, pattern in PII_PATTERNS.items()}
 _DIGIT = re.compile(r"\d")
+_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}")
 # What a text must hold before a kind's pattern can match it (its digit count, its marks): a
 # scan costs more than these tests, and most outputs hold no address, no number, no key.
 PII_NEEDS: dict[str, Callable[[str, int], bool]] = {
@@ -244,7 +245,9 @@ PII_NEEDS: dict[str, Callable[[str, int], bool]] = {
     "phone": lambda text, digits: digits >= 10,
     "credit_card": lambda text, digits: digits >= 13,
     "ssn": lambda text, digits: digits >= 9 and "-" in text,
-    "iban": lambda text, digits: digits >= 2,
+    # an IBAN opens with its country and check digits: a search for those four runs far faster than
+    # the whole pattern, whose leading \b keeps the regex engine from skipping ahead
+    "iban": lambda text, digits: digits >= 2 and _IBAN_HEAD.search(text) is not None,
     "api_key": lambda text, digits: "sk-" in text or "pk-" in text or "rk-" in text or "AKIA" in text or "gh" in text,
 }
 

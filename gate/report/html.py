@@ -95,12 +95,15 @@ def _matrix(report: Report) -> str:
     if not cells:
         return ""
     invs = [i.id for i in report.verdict.invariants]
-    rows = list(dict.fromkeys((c.stage, c.scenario) for c in cells))
+    outcomes: dict[tuple[str, str], dict[str, list]] = {}  # (stage, scenario) -> invariant -> outcomes, one pass
+    for c in cells:
+        row = outcomes.setdefault((c.stage, c.scenario), {})
+        for o in c.invariants:
+            row.setdefault(o.id, []).append(o)
     head = "".join(f"<th data-invariant=\"{attr(i)}\"><code>{attr(i, 40)}</code></th>" for i in invs)
     body = []
-    for stage, scenario in rows:
-        mine = [c for c in cells if c.stage == stage and c.scenario == scenario]
-        tds = "".join(_heat_cell([o for c in mine for o in c.invariants if o.id == inv], scenario, inv) for inv in invs)
+    for (stage, scenario), row in outcomes.items():
+        tds = "".join(_heat_cell(row.get(inv, []), scenario, inv) for inv in invs)
         body.append(f"<tr data-stage=\"{attr(stage)}\" data-scenario=\"{attr(scenario)}\"><th class=\"row\">"
                     f"{attr(stage)} / <code>{attr(scenario, 60)}</code></th>{tds}</tr>")
     return ("<h2>Scenario × invariant</h2><table class=\"heat\" id=\"matrix\"><thead><tr><th>stage / scenario</th>"

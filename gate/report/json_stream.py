@@ -15,10 +15,13 @@ traces from report.json opt in) keeps everything.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Callable, Iterable
 
-from gate.report.model import CellResult, Report, RunResult
+from pydantic import TypeAdapter
+
+from gate.report.model import CellResult, CellTiming, Report, RunResult
 
 # The long lists, as (top-level key, key inside it); each sits at depth 2 of the document.
 STREAMED = (("verdict", "cells"), ("timings", "cells"))
@@ -70,14 +73,30 @@ def _holes(text: str) -> list[int] | None:
     return offsets if offsets == sorted(offsets) else None
 
 
-def _items_json(items: Iterable, transform: Callable) -> Iterable[str]:
-    """`[`, each item indented as nested, `]` -- the text pydantic writes for a non-empty list."""
-    first = True
-    for item in items:
-        body = transform(item).model_dump_json(indent=2, by_alias=True).replace("\n", "\n" + ITEM_INDENT)
-        yield ("[\n" if first else ",\n") + ITEM_INDENT + body
-        first = False
-    yield "[]" if first else "\n    ]"
+CHUNK = 256  # items serialised per call: the per-call cost spread thin, the text of a few hundred held
+
+
+def _items_json(items: list, transform: Callable, kind) -> Iterable[str]:
+    """`[`, each item indented as nested, `]` -- the text pydantic writes for a non-empty list.
+
+    Items go to pydantic a chunk at a time, as a list: a list at indent 2 holds its items two
+    spaces in, ours sit six in, so four spaces after every newline of the chunk place them
+    (strings hold no raw newline: JSON escapes it). Chunks join where one's `]` and the next's `[` meet."""
+    if not items:
+        yield "[]"
+        return
+    adapter = _adapter(kind)
+    for start in range(0, len(items), CHUNK):
+        chunk = [transform(item) for item in items[start:start + CHUNK]]
+        text = adapter.dump_json(chunk, indent=2, by_alias=True).decode().replace("\n", "\n    ")
+        text = text[:-len("\n    ]")]  # the chunk's closing bracket; the last one is added below
+        yield text if start == 0 else "," + text[1:]
+    yield "\n    ]"
+
+
+@functools.lru_cache(maxsize=4)
+def _adapter(kind) -> TypeAdapter:
+    return TypeAdapter(list[kind])
 
 
 def write_json(report: Report, path: Path, redact: Callable[[str], str] = lambda s: s, full: bool = False) -> None:
@@ -90,11 +109,12 @@ def write_json(report: Report, path: Path, redact: Callable[[str], str] = lambda
         if holes is None:  # a layout this writer does not know: the one-string path is always right
             raise ValueError("unrecognised layout")
         with open(path, "w", encoding="utf-8") as out:
-            lists = [(report.verdict.cells, compact_cell if not full else _same), (report.timings.cells, _same)]
+            lists = [(report.verdict.cells, compact_cell if not full else _same, CellResult),
+                     (report.timings.cells, _same, CellTiming)]
             cursor = 0
-            for at, (items, transform) in zip(holes, lists):
+            for at, (items, transform, kind) in zip(holes, lists):
                 out.write(redact(skeleton[cursor:at]))
-                for chunk in _items_json(items, transform):
+                for chunk in _items_json(items, transform, kind):
                     out.write(redact(chunk))
                 cursor = at + 2
             out.write(redact(skeleton[cursor:]))

@@ -195,14 +195,18 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
     tally: dict[str, int] = {}
     for cell in results:
         tally[cell.reason] = tally.get(cell.reason, 0) + 1
+    checked: dict[str, int] = {}  # invariant id -> cells that checked it, and cells that breached it
+    breached: dict[str, int] = {}
+    for cell in results:  # one pass (a pass per invariant was cells x invariants squared)
+        for outcome in cell.invariants:
+            checked[outcome.id] = checked.get(outcome.id, 0) + 1
+            breached[outcome.id] = breached.get(outcome.id, 0) + outcome.breached
     summaries = []
     for inv in invariants_of(config):
-        checked = [c for c in results for o in c.invariants if o.id == inv.id]
-        breached = sum(1 for c in checked for o in c.invariants if o.id == inv.id and o.breached)
         index = next((n for n, i in enumerate(config.contract.invariants) if i.id == inv.id), None)
         line = loaded.line_of("contract", "invariants", index) if index is not None else None
-        summaries.append(InvariantSummary(id=inv.id, severity=inv.severity, checked=len(checked),
-                                          breached=breached, line=line))
+        summaries.append(InvariantSummary(id=inv.id, severity=inv.severity, checked=checked.get(inv.id, 0),
+                                          breached=breached.get(inv.id, 0), line=line))
     part = VerdictPart(
         verdict=verdict, exit_code=code, score=score, min_score=config.gate.min_score, reasons=reasons,
         seed=config.seed, config=label, config_digest=loaded.digest, runs_per_cell=config.runs,
