@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from gate.config.models import Invariant
@@ -133,6 +135,37 @@ def test_pii_kinds_and_allow_list():
                  "card 4111-1111-1111-1111", "pk-live_ABCDEFGHIJKLMNOPQR"]:
         assert not inv.evaluate(ok(leak)).passed, leak
     assert inv.evaluate(ok("order 1234 5678 9012 3456 7")).passed  # not a Luhn-valid card
+
+
+# The plain reading of the two patterns that are written digit-first for speed (output_checks.py).
+PLAIN_PII = {"credit_card": r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)", "ssn": r"(?<!\d)\d{3}-\d{2}-\d{4}(?!\d)"}
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.text(alphabet="0123456789 --x\u0663", max_size=48))
+def test_digit_first_pii_patterns_find_what_their_plain_reading_finds(text):
+    import re
+
+    from gate.contracts.output_checks import PII_COMPILED
+
+    for kind, plain in PLAIN_PII.items():
+        assert [m.span() for m in PII_COMPILED[kind].finditer(text)] == [m.span() for m in re.finditer(plain, text)]
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.text(alphabet="0123456789 .-()+\tADEZx@\u0663", max_size=48))
+def test_no_pii_prefilter_skips_a_text_its_pattern_would_match(text):
+    """Each kind's cheap test (digit count, a head or tail searched first) must be a necessary condition."""
+    from gate.contracts.output_checks import _DIGIT, PII_COMPILED, PII_NEEDS
+
+    digits = len(_DIGIT.findall(text))
+    for kind, needs in PII_NEEDS.items():
+        assert needs(text, digits) or PII_COMPILED[kind].search(text) is None, kind
+
+
+@pytest.mark.parametrize("text", ["card 4111 1111 1111 1111 and ssn 123-45-6789", "٣٣٣-٣٣-٣٣٣٣ ssn in Arabic-Indic digits"])
+def test_pii_digit_count_sees_unicode_digits_too(text):
+    assert not build("excludes_pii", {}).evaluate(ok(text)).passed
 
 
 def test_when_selects_cells():

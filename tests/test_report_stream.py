@@ -53,6 +53,32 @@ def test_streamed_equals_one_string_full_and_compact():
         assert dumps_streamed(report, full=full) == to_json(compacted(report, full))
 
 
+def test_streamed_across_chunks_with_a_secret_and_an_emoji_equals_one_string_redacted(tmp_path):
+    """Long lists are written a chunk at a time, as bytes, redacted by the Redactor's byte pattern:
+    a report of several chunks, whose last cells carry a secret and an emoji, reads exactly as the
+    one-string writer's redacted text."""
+    from gate.config.secrets import Redactor
+    from gate.report.json_stream import CHUNK
+
+    report = _with_passing_and_failing()
+    cells, timings = report.verdict.cells, report.timings.cells
+    many = [c.model_copy(update={"id": f"{c.id}#{n}"}) for n in range(2 * CHUNK // len(cells) + 2) for c in cells]
+    secret = "sk-live-4242424242424242"
+    many[-1] = many[-1].model_copy(update={"input": f"refund 🙂 with {secret}", "note": f"key {secret}"})
+    big = report.model_copy(update={"verdict": report.verdict.model_copy(update={"cells": many}),
+                                     "timings": report.timings.model_copy(update={"cells": timings * (len(many) // len(timings))})})
+    assert len(many) > 2 * CHUNK
+    redactor = Redactor()
+    redactor.add(secret, "SHOP_KEY")
+    for full in (True, False):
+        write_json(big, tmp_path / "report.json", redactor.redact, full=full)
+        written = (tmp_path / "report.json").read_text(encoding="utf-8")
+        assert written == redactor.redact(to_json(compacted(big, full)))
+        assert secret not in written and "🙂" in written
+        write_json(big, tmp_path / "plain.json", lambda text: text.replace(secret, "***"), full=full)  # any callable
+        assert (tmp_path / "plain.json").read_text(encoding="utf-8") == to_json(compacted(big, full)).replace(secret, "***")
+
+
 def test_streamed_equals_one_string_with_empty_lists():
     report = _sample()
     empty = report.model_copy(update={"verdict": report.verdict.model_copy(update={"cells": []}),

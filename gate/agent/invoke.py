@@ -31,6 +31,7 @@ from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
 from gate.transport import WireClient, WireError
 
 MAX_OUTPUT_BYTES = 1 << 20
+_BODY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps with an option builds an encoder per call
 SURROGATE = re.compile("[\ud800-\udfff]")
 LOG_MARK = "\nthe agent's log ends:\n"  # separates a crash's summary from its log tail in `detail`
 LOG_TAIL_CHARS = 1500
@@ -106,7 +107,7 @@ async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[in
     headers = [(k.lower(), v) for k, v in render(spec.headers, ctx).items()]
     body = b""
     if spec.body is not None and spec.method != "GET":
-        body = json.dumps(render(spec.body, ctx), ensure_ascii=False).encode()
+        body = _BODY_JSON.encode(render(spec.body, ctx)).encode()
         if not any(k == "content-type" for k, _ in headers):
             headers.append(("content-type", "application/json"))
     status, _, chunks, close = await client.request(spec.method, render(spec.url, ctx), headers, body)

@@ -125,4 +125,11 @@ class Redactor:
             return text
         return self._text().sub(lambda m: self.placeholder(m.group(0)), text)
 
+    def redact_bytes(self, data: bytes) -> bytes:
+        """`redact` for UTF-8 bytes (a serialised report chunk), without decoding them."""
+        pattern = self.bytes_pattern()
+        if pattern is None or not data:
+            return data
+        return pattern.sub(lambda m: self.placeholder(m.group(0)).encode(), data)
+
     __call__ = redact

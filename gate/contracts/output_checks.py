@@ -228,8 +228,11 @@ def _luhn_ok(digits: str) -> bool:
 PII_PATTERNS: dict[str, str] = {
     "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
     "phone": r"(?<![\w-])(?:\+\d{1,3}[\s.-]?)?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?![\w-])",
-    "credit_card": r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)",
-    "ssn": r"(?<!\d)\d{3}-\d{2}-\d{4}(?!\d)",
+    # These two open with the digit and look behind it, rather than look behind and then match the
+    # digit: the same matches, but a pattern that opens with a character class lets the regex engine
+    # skip straight to the next digit instead of trying a match at every position of the output.
+    "credit_card": r"\d(?<!\d\d)[ -]?(?:\d[ -]?){12,18}(?!\d)",
+    "ssn": r"\d(?<!\d\d)\d{2}-\d{2}-\d{4}(?!\d)",
     "iban": r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b",
     "api_key": r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}",
 }
@@ -238,11 +241,13 @@ PII_PATTERNS: dict[str, str] = {
 PII_COMPILED = {kind: re.compile(pattern) for kind, pattern in PII_PATTERNS.items()}
 _DIGIT = re.compile(r"\d")
 _IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}")
+_PHONE_TAIL = re.compile(r"\d{3}[\s.-]\d{4}")
 # What a text must hold before a kind's pattern can match it (its digit count, its marks): a
 # scan costs more than these tests, and most outputs hold no address, no number, no key.
 PII_NEEDS: dict[str, Callable[[str, int], bool]] = {
     "email": lambda text, digits: "@" in text,
-    "phone": lambda text, digits: digits >= 10,
+    # every phone number ends in three digits, a separator and four: found fast, as a class comes first
+    "phone": lambda text, digits: digits >= 10 and _PHONE_TAIL.search(text) is not None,
     "credit_card": lambda text, digits: digits >= 13,
     "ssn": lambda text, digits: digits >= 9 and "-" in text,
     # an IBAN opens with its country and check digits: a search for those four runs far faster than
@@ -263,7 +268,8 @@ class ExcludesPii(OutputInvariant):
     allow: list[str] = Field(default_factory=list, description="Exact strings that are not leaks.")
 
     def check_text(self, text, obs):
-        digits = len(_DIGIT.findall(text))
+        # ASCII text (most outputs): ten counts in C; else every Unicode digit, as the patterns' \d sees them
+        digits = sum(map(text.count, "0123456789")) if text.isascii() else len(_DIGIT.findall(text))
         for kind in self.kinds:
             if not PII_NEEDS[kind](text, digits):
                 continue

@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from gate.mutation.mutators import DEFAULT_WEIGHTS, MUTATORS
+from gate.mutation.mutators import DEFAULT_WEIGHTS, MUTATORS, RNG_FREE
 from gate.mutation.text import GuardedText, Preserve
 
 
@@ -53,10 +53,15 @@ def mutate(
                             {k: w for k, w in weights.items() if k in catalog})
     out: list[Mutation] = []
     seen = {text}
+    tried: set[str] = set()  # rng-free kinds already run: their one result is kept or refused already
     for index in range(count):
         rng = random.Random(f"{seed}:mutation:{input_id}:{index}")
         for step in range(len(order)):
             kind = order[(index + step) % len(order)]
+            if kind in tried:
+                continue
+            if kind in RNG_FREE and kind not in (extra or {}):
+                tried.add(kind)
             mutated = catalog[kind](guarded, rng)
             if mutated is not None and mutated not in seen:
                 seen.add(mutated)

@@ -17,12 +17,17 @@ from gate.mutation.text import GuardedText, splice
 Mutator = Callable[[GuardedText, random.Random], "str | None"]
 MUTATORS: dict[str, Mutator] = {}
 DEFAULT_WEIGHTS: dict[str, float] = {}
+# Kinds that never draw from their rng: the same text always gives the same result, so once
+# tried on an input, trying again can only repeat it (the engine skips them: gate/mutation/engine.py).
+RNG_FREE: set[str] = set()
 
 
-def mutator(name: str, weight: float = 1.0):
+def mutator(name: str, weight: float = 1.0, uses_rng: bool = True):
     def register(fn: Mutator) -> Mutator:
         MUTATORS[name] = fn
         DEFAULT_WEIGHTS[name] = weight
+        if not uses_rng:
+            RNG_FREE.add(name)
         return fn
     return register
 
@@ -82,13 +87,13 @@ def case_flip(g, rng):
     return _edit_chars(g, rng, 0.2, lambda ch, r: ch.swapcase())
 
 
-@mutator("upper")
+@mutator("upper", uses_rng=False)
 def upper(g, rng):
     """Upper-case the unprotected text."""
     return g.map_free_chars(str.upper)
 
 
-@mutator("lower")
+@mutator("lower", uses_rng=False)
 def lower(g, rng):
     """Lower-case the unprotected text."""
     return g.map_free_chars(str.lower)
@@ -158,7 +163,7 @@ def verbose_padding(g, rng):
     return f"{pad}\n\nAnyway, here is what I need: {g.text}"
 
 
-@mutator("truncation")
+@mutator("truncation", uses_rng=False)
 def truncation(g, rng):
     """Cut off the last third of the unprotected words, as if the user hit enter early."""
     words = g.free_words()
@@ -189,7 +194,7 @@ def leetspeak(g, rng):
     return g.map_free_chars(lambda ch: LEET.get(ch.lower(), ch) if rng.random() < 0.6 else ch)
 
 
-@mutator("base64", weight=0.5)
+@mutator("base64", weight=0.5, uses_rng=False)
 def base64_wrap(g, rng):
     """The request base64-encoded; refused when the text has protected spans it would hide."""
     if g.has_protected:

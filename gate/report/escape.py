@@ -38,7 +38,9 @@ PINGS = re.compile(r"(?<=[@#])(?=[A-Za-z0-9])")  # @user, @org/team, #123
 
 def spell_out(value: str) -> str:
     """Control characters, bidi controls, lone surrogates and non-characters as visible \\uXXXX text."""
-    if UNSAFE.search(value) is None:  # the common case: no copy, no callback
+    if value.isascii() and value.isprintable():  # ids, counts, plain prose: no control character at all
+        return value
+    if UNSAFE.search(value) is None:  # the common case otherwise (newlines, non-ASCII text): no copy
         return value
     return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
 

@@ -76,22 +76,30 @@ def _holes(text: str) -> list[int] | None:
 CHUNK = 256  # items serialised per call: the per-call cost spread thin, the text of a few hundred held
 
 
-def _items_json(items: list, transform: Callable, kind) -> Iterable[str]:
-    """`[`, each item indented as nested, `]` -- the text pydantic writes for a non-empty list.
+def _items_json(items: list, transform: Callable, kind) -> Iterable[bytes]:
+    """`[`, each item indented as nested, `]` -- the text pydantic writes for a non-empty list, as UTF-8.
 
     Items go to pydantic a chunk at a time, as a list: a list at indent 2 holds its items two
     spaces in, ours sit six in, so four spaces after every newline of the chunk place them
-    (strings hold no raw newline: JSON escapes it). Chunks join where one's `]` and the next's `[` meet."""
+    (strings hold no raw newline: JSON escapes it). Chunks join where one's `]` and the next's `[`
+    meet. Bytes throughout: decoding a chunk that holds one emoji makes all of it four bytes a
+    character, and it is encoded again on the way out."""
     if not items:
-        yield "[]"
+        yield b"[]"
         return
     adapter = _adapter(kind)
     for start in range(0, len(items), CHUNK):
         chunk = [transform(item) for item in items[start:start + CHUNK]]
-        text = adapter.dump_json(chunk, indent=2, by_alias=True).decode().replace("\n", "\n    ")
-        text = text[:-len("\n    ]")]  # the chunk's closing bracket; the last one is added below
-        yield text if start == 0 else "," + text[1:]
-    yield "\n    ]"
+        text = adapter.dump_json(chunk, indent=2, by_alias=True).replace(b"\n", b"\n    ")
+        text = text[:-len(b"\n    ]")]  # the chunk's closing bracket; the last one is added below
+        yield text if start == 0 else b"," + text[1:]
+    yield b"\n    ]"
+
+
+def _bytes_redactor(redact: Callable[[str], str]) -> Callable[[bytes], bytes]:
+    """The byte form of `redact`: a Redactor's own (gate/config/secrets.py), else through text."""
+    own = getattr(getattr(redact, "__self__", None), "redact_bytes", None)
+    return own if own is not None else (lambda data: redact(data.decode("utf-8")).encode("utf-8"))
 
 
 @functools.lru_cache(maxsize=4)
@@ -108,16 +116,17 @@ def write_json(report: Report, path: Path, redact: Callable[[str], str] = lambda
         holes = _holes(skeleton)
         if holes is None:  # a layout this writer does not know: the one-string path is always right
             raise ValueError("unrecognised layout")
-        with open(path, "w", encoding="utf-8") as out:
+        redact_bytes = _bytes_redactor(redact)
+        with open(path, "wb") as out:
             lists = [(report.verdict.cells, compact_cell if not full else _same, CellResult),
                      (report.timings.cells, _same, CellTiming)]
             cursor = 0
             for at, (items, transform, kind) in zip(holes, lists):
-                out.write(redact(skeleton[cursor:at]))
+                out.write(redact(skeleton[cursor:at]).encode("utf-8"))
                 for chunk in _items_json(items, transform, kind):
-                    out.write(redact(chunk))
+                    out.write(redact_bytes(chunk))
                 cursor = at + 2
-            out.write(redact(skeleton[cursor:]))
+            out.write(redact(skeleton[cursor:]).encode("utf-8"))
     except ValueError:  # also a lone surrogate somewhere: to_json knows how to spell it out
         Path(path).write_text(redact(to_json(compacted(report, full))), encoding="utf-8")
 
