@@ -152,3 +152,38 @@ def test_each_reproduce_command_carries_its_own_config_and_digest():
     second = reproduce_command("other dir/two.yaml", cell, seed=9, digest="d2")
     assert first == "MODE='a b' chaos-gate run -c one.yaml --only chaos/a/timeout --expect-digest d1"
     assert second == "chaos-gate run -c 'other dir/two.yaml' --only chaos/a/timeout --seed 9 --expect-digest d2"
+
+
+def test_by_deadline_times_out_cancels_the_work_and_leaves_outside_cancellations_alone():
+    """The per-cell deadline (gate/agent/dilation.py) keeps asyncio.timeout's meaning."""
+    import asyncio
+
+    from gate.agent.dilation import by_deadline
+
+    async def scenario():
+        assert await by_deadline(asyncio.sleep(0.01, result="answer"), 5) == "answer"
+        cancelled = []
+
+        async def slow():
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                cancelled.append(True)
+                raise
+
+        with pytest.raises(TimeoutError):
+            await by_deadline(slow(), 0.05)
+        assert cancelled and asyncio.current_task().cancelling() == 0
+        await asyncio.sleep(0.01)  # the task is not left cancelled: it carries on after a timeout
+
+        async def waits_then_cancelled_from_outside():
+            await by_deadline(asyncio.sleep(10), 0.05)
+
+        outer = asyncio.ensure_future(waits_then_cancelled_from_outside())
+        await asyncio.sleep(0.01)
+        outer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await outer
+        return True
+
+    assert asyncio.run(scenario())

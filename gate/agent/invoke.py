@@ -104,13 +104,18 @@ def _pick_output(text: str, path: str) -> tuple[str | None, str, str]:
 
 async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[int, bytes, bool]:
     """(status, body up to the cap, flooded?)"""
-    headers = [(k.lower(), v) for k, v in render(spec.headers, ctx).items()]
+    headers = [(k.lower(), v) for k, v in render(spec.headers, ctx).items()] if spec.headers else []
     body = b""
     if spec.body is not None and spec.method != "GET":
         body = _BODY_JSON.encode(render(spec.body, ctx)).encode()
         if not any(k == "content-type" for k, _ in headers):
             headers.append(("content-type", "application/json"))
     status, _, chunks, close = await client.request(spec.method, render(spec.url, ctx), headers, body)
+    whole = chunks.arrived_whole()  # the usual small answer came in with its headers: no reading loop
+    if whole is not None:
+        await close()
+        flooded = len(whole) > MAX_OUTPUT_BYTES
+        return status, whole[:MAX_OUTPUT_BYTES] if flooded else whole, flooded
     parts, size = [], 0
     try:
         async for chunk in chunks:
