@@ -7,6 +7,8 @@ one tie, a bare `/models`, which both OpenAI and Anthropic serve in their own sh
 
 from __future__ import annotations
 
+import functools
+
 from gate.dialects.base import Dialect, Encoded, EventRole, Operation, Slot
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, Usage
 from gate.dialects.anthropic_messages import AnthropicMessages
@@ -19,7 +21,21 @@ DIALECTS: dict[str, Dialect] = {}
 
 def register(dialect: Dialect) -> Dialect:
     DIALECTS[dialect.name] = dialect
+    find.cache_clear()  # a dialect registered late is found from then on
     return dialect
+
+
+@functools.lru_cache(maxsize=1024)
+def find(provider: str, method: str, path: str) -> tuple[Dialect, Operation] | None:
+    """The dialect and operation of a request; the upstream's own provider family first. Asked on
+    every proxied call, of a handful of distinct paths: answered once per path (`register` forgets the
+    answers)."""
+    ranked = sorted(DIALECTS.values(), key=lambda d: d.provider != provider)
+    for dialect in ranked:
+        op = dialect.operation(method, path)
+        if op is not None:
+            return dialect, op
+    return None
 
 
 register(OpenAIChat())
@@ -27,16 +43,6 @@ register(AnthropicMessages())
 register(Gemini())
 register(OpenAIResponses())
 # one line per dialect module; the order does not matter (paths are distinct)
-
-
-def find(provider: str, method: str, path: str) -> tuple[Dialect, Operation] | None:
-    """The dialect and operation of a request; the upstream's own provider family first."""
-    ranked = sorted(DIALECTS.values(), key=lambda d: d.provider != provider)
-    for dialect in ranked:
-        op = dialect.operation(method, path)
-        if op is not None:
-            return dialect, op
-    return None
 
 
 def family(provider: str) -> Dialect | None:

@@ -82,7 +82,8 @@ class GuardedText:
         return list(self._found["words"])
 
     def map_free_chars(self, fn) -> str:
-        return "".join(ch if self.mask[i] else fn(ch) for i, ch in enumerate(self.text))
+        """`fn` of each unprotected character, in order (a list, not a generator: join builds one anyway)."""
+        return "".join([fn(ch) if not locked else ch for ch, locked in zip(self.text, self.mask)])
 
     def protected_spans(self) -> list[str]:
         spans, current = [], []

@@ -190,27 +190,35 @@ class Exchange:
         await self._send({"type": "http.response.start", "status": status,
                           "headers": [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in pairs]})
 
-    async def write(self, data: bytes) -> None:
-        if data:
-            self.entry.bytes_out += len(data)
-            self.sent.update(data)
-            if self.run.record:
-                self.entry.response_chunks.append(data)
-            shown = self.entry.extra.get("shown", b"")
-            if len(shown) < SHOWN_BYTES:  # a bounded excerpt of what the agent got, for report.html
-                self.entry.extra["shown"] = shown + data[:SHOWN_BYTES - len(shown)]
-            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+    async def write(self, data: bytes, last: bool = False) -> None:
+        """Send `data` on; `last`: it ends the response (one message where write + finish take two)."""
+        if not data:
+            if last:
+                await self.finish()
+            return
+        self.entry.bytes_out += len(data)
+        self.sent.update(data)
+        if self.run.record:
+            self.entry.response_chunks.append(data)
+        shown = self.entry.extra.get("shown", b"")
+        if len(shown) < SHOWN_BYTES:  # a bounded excerpt of what the agent got, for report.html
+            self.entry.extra["shown"] = shown + data[:SHOWN_BYTES - len(shown)]
+        await self._send({"type": "http.response.body", "body": data, "more_body": not last})
+        if last:
+            self._finished()
 
     async def finish(self) -> None:
         await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._finished()
+
+    def _finished(self) -> None:
         self.completed = True
         self.entry.extra["closed"] = True  # a clean end, not a drop (kept in recorded sessions)
 
     async def respond(self, status: int, body: bytes, headers: dict | list | None = None,
                       content_type: str | None = "application/json") -> None:
         await self.start(status, headers, content_type, length=len(body))
-        await self.write(body)
-        await self.finish()
+        await self.write(body, last=True)
 
     async def respond_json(self, status: int, doc: Any, headers: dict | None = None) -> None:
         await self.respond(status, json.dumps(doc).encode(), headers)

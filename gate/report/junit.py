@@ -116,8 +116,9 @@ class _Writer:
         return "\n".join(["    <properties>", *props, "    </properties>"])
 
     def case(self, cell: CellResult) -> str:
-        head = (f"    <testcase{self.attrs(name=cell.id, classname=f'chaos-gate.{cell.stage}.{cell.input_id}')}"
-                f' file="{self.file}" line="{self.line_of(cell)}" time="{_seconds(self.wall.get(cell.id, 0.0))}"')
+        head = (f'    <testcase name="{_attr(self.text(cell.id))}" '
+                f'classname="{_attr(self.text(f"chaos-gate.{cell.stage}.{cell.input_id}"))}" '
+                f'file="{self.file}" line="{self.line_of(cell)}" time="{_seconds(self.wall.get(cell.id, 0.0))}"')
         inner = "      "
         children = []
         if cell.status == "fail":
