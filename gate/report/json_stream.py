@@ -33,8 +33,16 @@ def is_compactable(cell: CellResult) -> bool:
 
 
 def compact_run(run: RunResult) -> RunResult:
+    if run.usage is None and run.error is None and not run.detail:  # most passing runs: one row, shared
+        return _bare_run(run.run, run.reason, run.status)
     return RunResult(run=run.run, reason=run.reason, status=run.status, detail=run.detail, error=run.error,
                      usage=run.usage)
+
+
+@functools.lru_cache(maxsize=256)
+def _bare_run(index: int, reason: str, status: int | None) -> RunResult:
+    """A compact run with nothing but its outcome (it is only serialised, never changed)."""
+    return RunResult(run=index, reason=reason, status=status)
 
 
 def compact_cell(cell: CellResult) -> CellResult:
