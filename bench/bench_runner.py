@@ -12,8 +12,15 @@ Targets (issue 16): gate <= 1.05x the floor at K=8; gate CPU <= 0.5 ms per cell.
 `--memory` instead runs 10,000 cells (1 ms agents, K=8) in a child process and prints
 its peak RSS next to the 300 MB budget, and report.json's size compact vs full.
 
-    python bench/bench_runner.py [--cells 1000] [--latency-ms 50] [--repeat 1]
+`--instructions` counts the gate's own instructions per cell under valgrind (cachegrind, the
+gate's process only): runs of 100 and 600 cells (5 ms agents, K=8, reports included), their
+difference over 500. CPU time on a shared 2-core VM swings by a third from hour to hour;
+this count moves by a few percent, so it is the figure to compare changes by. `--against DIR`
+measures another checkout (e.g. `git worktree add /tmp/old REF`) side by side, alternating.
+
+    python bench/bench_runner.py [--cells 1000] [--latency-ms 50] [--repeat 1] [--against DIR]
     python bench/bench_runner.py --memory [--cells 10000]
+    python bench/bench_runner.py --instructions [--against DIR]
 """
 
 from __future__ import annotations
@@ -172,6 +179,66 @@ def memory_child(cells: int, tmp: str) -> None:
     (out / "out" / "report.json").rename(out / "full.json")
 
 
+def instructions_child(root: str, cells: int) -> None:
+    """One run of `cells` cells from the checkout at `root`, reports included (under valgrind)."""
+    sys.path.insert(0, root)
+    for name in [m for m in sys.modules if m == "gate" or m.startswith("gate.")]:
+        del sys.modules[name]
+    from gate.config import load_config as load
+    from gate.runner import run_gate as run
+
+    with tempfile.TemporaryDirectory() as tmp:
+        loaded = load(write_config(Path(tmp), cells, 5, 8))
+        report = run(loaded, output_dir=Path(tmp) / "out")
+        publish(report, loaded, Path(tmp) / "out")
+
+
+def instructions(root: Path) -> float:
+    """The gate's instructions per cell: (600-cell run - 100-cell run) / 500, under cachegrind."""
+    import shutil
+    import subprocess
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    counts = []
+    for cells in (100, 600):
+        code = (f"import sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); import bench_runner as b; "
+                f"b.instructions_child({str(root)!r}, {cells})")
+        out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                              os.path.realpath(sys.executable), "-c", code], capture_output=True, text=True, cwd=root)
+        line = next((x for x in out.stderr.splitlines() if "I   refs" in x or "I refs" in x), None)
+        if out.returncode != 0 or line is None:
+            raise SystemExit(f"valgrind run failed:\n{out.stderr[-2000:]}")
+        counts.append(int(line.split(":")[1].replace(",", "")))
+    return (counts[1] - counts[0]) / 500
+
+
+def cpu_of(root: Path, cells: int, latency_ms: int) -> float:
+    """Gate CPU per cell at K=8 for the checkout at `root`, in a fresh process."""
+    import subprocess
+
+    code = (f"import sys; sys.path.insert(0, {str(root / 'bench')!r}); sys.path.insert(0, {str(root)!r}); "
+            f"import bench_runner as b; b.measure(100, 1, 8); print(b.measure({cells}, {latency_ms}, 8)['cpu_ms_per_cell'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def against(other: Path, cells: int, latency_ms: int, repeat: int, count_instructions: bool) -> None:
+    """This checkout and `other`, alternating, so both see the same machine."""
+    trees = {"this": ROOT, "other": other.resolve()}
+    cpu: dict[str, list[float]] = {k: [] for k in trees}
+    for _ in range(repeat):
+        for name, root in trees.items():
+            cpu[name].append(cpu_of(root, cells, latency_ms))
+    for name, root in trees.items():
+        line = f"{name:>5} {root}: gate CPU at K=8 {_span(sorted(cpu[name]), '.2f')} ms per cell"
+        if count_instructions:
+            line += f", {instructions(root):,.0f} instructions per cell"
+        print(line)
+    ratio = sorted(a / b for a, b in zip(cpu["this"], cpu["other"]))
+    print(f"this/other CPU per cell, round by round: {_span(ratio, '.2f')}x")
+
+
 def main() -> None:
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         # Lazily imported modules would be compiled inside the measured window on every run;
@@ -183,10 +250,16 @@ def main() -> None:
     ap.add_argument("--latency-ms", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=1, help="rounds of (gate, floor) side by side; ranges are printed")
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--instructions", action="store_true", help="instructions per cell under valgrind")
+    ap.add_argument("--against", type=Path, help="another checkout, measured side by side")
     args = ap.parse_args()
     if args.memory:
         return memory(args.cells or 10_000)
     cells = args.cells or 1000
+    if args.against is not None:
+        return against(args.against, cells, args.latency_ms, args.repeat, args.instructions)
+    if args.instructions:
+        return print(f"gate: {instructions(ROOT):,.0f} instructions per cell (K=8, reports included)")
     rounds = []
     for _ in range(args.repeat):  # gate and floor alternate, so both see the same machine noise
         rows = {k: measure(cells, args.latency_ms, k) for k in (1, 8)}
