@@ -25,7 +25,9 @@ from gate.report.model import CellResult, CellTiming, Report, RunResult
 
 # The long lists, as (top-level key, key inside it); each sits at depth 2 of the document.
 STREAMED = (("verdict", "cells"), ("timings", "cells"))
-ITEM_INDENT = " " * 6  # items of a list at depth 2 are at depth 3
+# pydantic puts a list's items two spaces in; ours, in a list at depth 2, sit six in: four more
+# after every newline of a serialised chunk
+ITEM_SHIFT = b"\n" + b" " * 4
 
 
 def is_compactable(cell: CellResult) -> bool:
@@ -87,9 +89,8 @@ CHUNK = 256  # items serialised per call: the per-call cost spread thin, the tex
 def _items_json(items: list, transform: Callable, kind) -> Iterable[bytes]:
     """`[`, each item indented as nested, `]` -- the text pydantic writes for a non-empty list, as UTF-8.
 
-    Items go to pydantic a chunk at a time, as a list: a list at indent 2 holds its items two
-    spaces in, ours sit six in, so four spaces after every newline of the chunk place them
-    (strings hold no raw newline: JSON escapes it). Chunks join where one's `]` and the next's `[`
+    Items go to pydantic a chunk at a time, as a list, and ITEM_SHIFT places them (strings hold no
+    raw newline: JSON escapes it). Chunks join where one's `]` and the next's `[`
     meet. Bytes throughout: decoding a chunk that holds one emoji makes all of it four bytes a
     character, and it is encoded again on the way out."""
     if not items:
@@ -98,10 +99,10 @@ def _items_json(items: list, transform: Callable, kind) -> Iterable[bytes]:
     adapter = _adapter(kind)
     for start in range(0, len(items), CHUNK):
         chunk = [transform(item) for item in items[start:start + CHUNK]]
-        text = adapter.dump_json(chunk, indent=2, by_alias=True).replace(b"\n", b"\n    ")
-        text = text[:-len(b"\n    ]")]  # the chunk's closing bracket; the last one is added below
+        text = adapter.dump_json(chunk, indent=2, by_alias=True).replace(b"\n", ITEM_SHIFT)
+        text = text[:-len(ITEM_SHIFT + b"]")]  # the chunk's closing bracket; the last one is added below
         yield text if start == 0 else b"," + text[1:]
-    yield b"\n    ]"
+    yield ITEM_SHIFT + b"]"
 
 
 def _bytes_redactor(redact: Callable[[str], str]) -> Callable[[bytes], bytes]:

@@ -61,7 +61,7 @@ def _checks_by_invariant(runs: list[RunResult]) -> dict[str, list[CheckResult]]:
 
 def _fold_invariant(inv: InvariantBase, checks: list[CheckResult]) -> InvariantOutcome:
     """Pass rate over the runs that gave this invariant something to judge."""
-    if len(checks) == 1:  # one run (the usual case): the outcome follows from its check alone
+    if len(checks) == 1:  # one run (the usual case): the outcome follows from its check alone, shared
         c = checks[0]
         return _shared(("single", inv.id, inv.severity, inv.min_pass_rate, c.passed, c.message, c.judged),
                        lambda: _fold_runs(inv, checks))
@@ -74,10 +74,10 @@ def _fold_runs(inv: InvariantBase, checks: list[CheckResult]) -> InvariantOutcom
     rate = passed / len(results) if results else 1.0
     failing = next((c.message for c in results if not c.passed), None)
     fallback = results[0].message if results else (checks[0].message if checks else "not checked")
-    fields = dict(id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
-                  pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
-                  message=failing or fallback, not_judged_runs=len(checks) - len(results))
-    return _shared(("outcome", *fields.values()), lambda: InvariantOutcome(**fields))
+    return InvariantOutcome(
+        id=inv.id, severity=inv.severity, passed_runs=passed, total_runs=len(results),
+        pass_rate=round(rate, 4), breached=bool(results) and rate < inv.min_pass_rate,
+        message=failing or fallback, not_judged_runs=len(checks) - len(results))
 
 
 def reproduce_command(config_path: str, cell: Cell, seed: int | None = None, env: dict[str, str] | None = None,
