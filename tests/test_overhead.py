@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import planted_agent_block, write_config
 from gate.agent.process import answers
@@ -187,3 +190,69 @@ def test_by_deadline_times_out_cancels_the_work_and_leaves_outside_cancellations
         return True
 
     assert asyncio.run(scenario())
+
+
+_TEXT = st.lists(st.sampled_from(['a', 'é', '"', '\n', '{', '}', ' ', '\\', '\u2603', '\U0001f600',
+                                  '{{input}}', '{{ input }}', '{{cell_id}}', '{{missing}}', '{{Bad}}', '{{']),
+                 max_size=6).map("".join)
+_JSONISH = st.recursive(_TEXT | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none(),
+                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+                        max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSONISH)
+def test_a_request_template_made_once_fills_and_encodes_as_render_and_json_would(value):
+    """The per-cell request (gate/agent/invoke.py) fills a template compiled once and encodes it with
+    the C encoder made once: the same structure as `render`, the same text as the JSONEncoder."""
+    from gate.agent.invoke import _BODY_JSON, _encode_json
+    from gate.agent.templates import filler, render
+
+    ctx = {"input": 'he said "hi"\n\u2603 \ud83d\ude00 {{input}}', "cell_id": "mutation/a/typo-1", "url": "http://x"}
+    made = filler(value)
+    filled = value if made is None else made(ctx)
+    assert filled == render(value, ctx)
+    assert _encode_json(filled) == _BODY_JSON.encode(filled)
+
+
+def test_runs_judged_after_the_pool_are_the_runs_judged_at_once(tmp_path):
+    """The pool judges its runs after the last cell (gate/runner/pool.py `Finished`); a progress
+    display that asks first judges them then. Either way each run is judged once, the same."""
+    from gate.agent.invoke import RawOutcome
+    from gate.contracts import Observation
+    from gate.contracts.output_checks import Contains
+    from gate.report.progress import PlainProgress
+    from gate.runner import pool as pool_module
+    from gate.runner.pool import Finished
+
+    judged = []
+    real = pool_module.check_run
+
+    def counting(invariants, obs):
+        judged.append(obs.output)
+        return real(invariants, obs)
+
+    invariants = [Contains(id="says", value="refund")]
+
+    def finished(output):
+        raw = RawOutcome(output, "ok", 200, 12.5, "")
+        return Finished(0, raw, Observation(output=output, reason="ok", status=200, latency_ms=12.5), invariants)
+
+    pool_module.check_run = counting
+    try:
+        later, asked = finished("no refund today"), finished("nothing")
+        out = io.StringIO()
+        progress = PlainProgress(out, interval=0)
+        progress.on_plan(2)
+        progress.on_progress(asked)  # a line is due: asked is judged now
+        assert judged == ["nothing"] and progress.failures == 1
+        first = later.value()
+        assert later.value() is first and judged == ["nothing", "no refund today"]  # once, then remembered
+        assert asked.value()[0].checks[0].passed is False and len(judged) == 2
+    finally:
+        pool_module.check_run = real
+    run, latency, times, stats, bodies = first
+    assert (run.reason, run.status, run.output, latency, times, stats, bodies) == \
+        ("ok", 200, "no refund today", 12.5, [], None, [])
+    assert [c.passed for c in run.checks] == [True]
+    assert Finished.now(run).value()[0] is run and Finished.now(run).latency_ms == 0.0

@@ -186,18 +186,19 @@ def thread_busy(pid: int) -> dict[tuple[int, int], float]:
     return out
 
 
+def _no_pid() -> None:
+    return None
+
+
 class AgentClock:
     """1x-equivalent seconds since `start()`: waiting at `scale`x, CPU at face value."""
 
     def __init__(self, scale: float = 1.0, pid_of=None):
-        self.scale, self.pid_of = scale, pid_of or (lambda: None)
+        self.scale, self.pid_of = scale, pid_of or _no_pid
+        self.dilated = scale > 1  # an attribute, not a property: asked several times in every cell
         self.real0 = self.last = 0.0
         self.base: dict = {}
         self.start()
-
-    @property
-    def dilated(self) -> bool:
-        return self.scale > 1
 
     def _busy(self) -> float:
         """The busiest thread's running-or-ready seconds since start(): a thread that computes is not

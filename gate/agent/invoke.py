@@ -26,7 +26,7 @@ from pathlib import Path
 
 from gate.agent.dilation import AgentClock
 from gate.agent.process import argv_of
-from gate.agent.templates import PathError, pick, render
+from gate.agent.templates import PathError, filler, pick
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
 from gate.transport import WireClient, WireError
 
@@ -84,7 +84,7 @@ def extract_output(body: bytes, path: str) -> tuple[str | None, str, str]:
     if text is None:
         return None, "bad_output_encoding", bad
     output, reason, detail = _pick_output(text, path)
-    if output is not None and (bad := _surrogate_detail(output)):
+    if output is not None and not output.isascii() and (bad := _surrogate_detail(output)):  # ASCII holds none
         return None, "bad_output_encoding", bad
     return output, reason, detail
 
@@ -102,15 +102,57 @@ def _pick_output(text: str, path: str) -> tuple[str | None, str, str]:
         return None, "bad_output_shape", str(exc)
 
 
+class _Shape:
+    """A request template made once (gate/agent/templates.py `filler`), filled for every cell."""
+
+    __slots__ = ("spec", "url", "headers", "body", "json_type")
+
+    def __init__(self, spec: HttpRequestSpec):
+        self.spec = spec  # held, so the id it is cached under stays this spec's
+        self.url = (lambda ctx, url=spec.url: url) if (f := filler(spec.url)) is None else f
+        headers = spec.headers or {}
+        self.headers = (lambda ctx: headers) if (f := filler(headers)) is None else f
+        self.body = None
+        if spec.body is not None and spec.method != "GET":
+            self.body = (lambda ctx, body=spec.body: body) if (f := filler(spec.body)) is None else f
+        self.json_type = self.body is not None
+
+
+_SHAPES: dict[int, _Shape] = {}
+
+
+def _shape(spec: HttpRequestSpec) -> _Shape:
+    found = _SHAPES.get(id(spec))
+    if found is None or found.spec is not spec:
+        if len(_SHAPES) >= 256:
+            _SHAPES.clear()
+        found = _SHAPES[id(spec)] = _Shape(spec)
+    return found
+
+
+def _encode_json(value) -> str:
+    """`_BODY_JSON.encode(value)`, through the C encoder made once: the same text (no circular
+    check: a body comes from YAML, which the config loader refuses to let refer to itself)."""
+    if isinstance(value, str):
+        return _BODY_JSON.encode(value)
+    return "".join(_C_BODY_JSON(value, 0)) if _C_BODY_JSON is not None else _BODY_JSON.encode(value)
+
+
+_C_BODY_JSON = None if json.encoder.c_make_encoder is None else json.encoder.c_make_encoder(
+    None, _BODY_JSON.default, json.encoder.encode_basestring, None, _BODY_JSON.key_separator,
+    _BODY_JSON.item_separator, _BODY_JSON.sort_keys, _BODY_JSON.skipkeys, _BODY_JSON.allow_nan)
+
+
 async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[int, bytes, bool]:
     """(status, body up to the cap, flooded?)"""
-    headers = [(k.lower(), v) for k, v in render(spec.headers, ctx).items()] if spec.headers else []
+    shape = _shape(spec)
+    headers = [(k.lower(), v) for k, v in shape.headers(ctx).items()]
     body = b""
-    if spec.body is not None and spec.method != "GET":
-        body = _BODY_JSON.encode(render(spec.body, ctx)).encode()
+    if shape.json_type:
+        body = _encode_json(shape.body(ctx)).encode()
         if not any(k == "content-type" for k, _ in headers):
             headers.append(("content-type", "application/json"))
-    status, _, chunks, close = await client.request(spec.method, render(spec.url, ctx), headers, body)
+    status, _, chunks, close = await client.request(spec.method, shape.url(ctx), headers, body)
     whole = chunks.arrived_whole()  # the usual small answer came in with its headers: no reading loop
     if whole is not None:
         await close()

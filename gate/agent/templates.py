@@ -27,6 +27,28 @@ def render(value: Any, ctx: dict[str, str]) -> Any:
     return value
 
 
+def filler(value: Any):
+    """`render` of `value` made once: a function of the context, or None when `value` holds no
+    placeholder (then it is its own rendering). A request template is filled for every cell.
+    What it returns shares the parts that hold no placeholder with `value`: read it, never change it."""
+    if isinstance(value, str):
+        if "{{" not in value:
+            return None
+        pieces, tail = _pieces(value)
+        return lambda ctx: "".join([text + str(ctx.get(name, raw)) for text, name, raw in pieces]) + tail
+    if isinstance(value, dict):
+        parts = [(k, filler(k), v, filler(v)) for k, v in value.items()]
+        if all(fk is None and fv is None for _, fk, _, fv in parts):
+            return None
+        return lambda ctx: {(k if fk is None else fk(ctx)): (v if fv is None else fv(ctx)) for k, fk, v, fv in parts}
+    if isinstance(value, list):
+        items = [(v, filler(v)) for v in value]
+        if all(f is None for _, f in items):
+            return None
+        return lambda ctx: [v if f is None else f(ctx) for v, f in items]
+    return None
+
+
 @functools.lru_cache(maxsize=1024)
 def _pieces(value: str) -> tuple[tuple[tuple[str, str, str], ...], str]:
     """((text before, name, placeholder as written), ...) and the text after the last one: a

@@ -41,6 +41,7 @@ class PlainProgress:
         self.now = now
         self.total = self.done = self.failures = 0
         self.started = self.last = 0.0
+        self._uncounted: list = []  # runs since the last line: judged only when a line is written
 
     def on_plan(self, total: int) -> None:
         self.total, self.started = total, self.now()
@@ -48,10 +49,15 @@ class PlainProgress:
         self._write(f"chaos-gate: running {total} cell run(s)")
 
     def on_progress(self, run=None) -> None:
+        """`run` may be the pool's not-yet-judged run (gate/runner/pool.py `Finished`): asking it whether
+        it failed judges it, so that waits until a line is due, and the runs in between are judged
+        in one go."""
         self.done += 1
-        self.failures += run_failed(run)
+        self._uncounted.append(run)
         at = self.now()
         if at - self.last >= self.interval or self.done == self.total:
+            self.failures += sum(run_failed(r) for r in self._uncounted)
+            self._uncounted.clear()
             self.last = at
             self._write(self.line(at))
 

@@ -44,8 +44,12 @@ def check_run(invariants: list[InvariantBase], obs: Observation) -> list[CheckRe
     out = []
     for inv in invariants:
         v = inv.evaluate(obs)
-        out.append(_shared(("check", inv.id, inv.severity, v.passed, v.message, v.judged), lambda: CheckResult(
-            invariant=inv.id, severity=inv.severity, passed=v.passed, message=v.message, judged=v.judged)))
+        key = ("check", inv.id, inv.severity, v.passed, v.message, v.judged)
+        found = _SHARED.get(key)  # _shared, inlined: this runs for every check of every cell
+        if found is None:
+            found = _shared(key, lambda: CheckResult(
+                invariant=inv.id, severity=inv.severity, passed=v.passed, message=v.message, judged=v.judged))
+        out.append(found)
     return out
 
 
@@ -63,8 +67,9 @@ def _fold_invariant(inv: InvariantBase, checks: list[CheckResult]) -> InvariantO
     """Pass rate over the runs that gave this invariant something to judge."""
     if len(checks) == 1:  # one run (the usual case): the outcome follows from its check alone, shared
         c = checks[0]
-        return _shared(("single", inv.id, inv.severity, inv.min_pass_rate, c.passed, c.message, c.judged),
-                       lambda: _fold_runs(inv, checks))
+        key = ("single", inv.id, inv.severity, inv.min_pass_rate, c.passed, c.message, c.judged)
+        found = _SHARED.get(key)
+        return found if found is not None else _shared(key, lambda: _fold_runs(inv, checks))
     return _fold_runs(inv, checks)
 
 

@@ -90,44 +90,52 @@ class Worker:
 
     async def execute(self, item: WorkItem, invariants: list[InvariantBase], baseline: str | None,
                       ) -> tuple[RunResult, float, list, dict | None]:
-        cell = item.cell
+        """One run of one cell, judged now (the followups that re-run cells need the result at once)."""
+        done = await self.observe(item, invariants, baseline)
+        run, latency, times, stats, self.bodies = done.value()
+        return run, latency, times, stats
+
+    async def observe(self, item: WorkItem, invariants: list[InvariantBase], baseline: str | None) -> "Finished":
+        """One run of one cell, up to what must happen while the agent is live: its answer, the
+        hooks' ends, the state probes, a restart. Judging it is left to `Finished.value()`. The
+        awaits that usually have nothing to do (no reset request, no state probe, no restart) are
+        skipped before their coroutines are made: this is the path every cell takes between one
+        answer and the next request."""
+        cell, instance = item.cell, self.instance
         ctx = {"cell_id": cell.id, "input_id": cell.input_id, "run": str(item.run)}
-        obs = Observation(output=None, reason="harness_error", baseline=baseline)
+        obs = None
         begun: list[RunHook] = []
         try:
-            await self.instance.ensure_alive()
-            await self.instance.reset(ctx)
+            await instance.ensure_alive()
+            if instance.spec.reset is not None:
+                await instance.reset(ctx)
             for hook in self.hooks:
                 await hook.begin(cell, item.run)
                 begun.append(hook)
-            raw = await self.instance.invoke(cell.text, ctx)
+            raw = await instance.invoke(cell.text, ctx)
             obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
                               latency_ms=raw.latency_ms, baseline=baseline)
             for hook in begun:
                 await hook.end(cell, item.run, obs)
             begun.clear()
-            if self.instance.spec.time_scale > 1:  # a process the cell started (a command agent) counts too
+            if instance.spec.time_scale > 1:  # a process the cell started (a command agent) counts too
                 self._refuse_undilated()
-            await self._probe_state(invariants, obs)
+            if any(inv.probe is not None for inv in invariants):
+                await self._probe_state(invariants, obs)
         except HarnessError as exc:
-            return RunResult(run=item.run, reason="harness_error", error=str(exc)), 0.0, [], None
+            return Finished.now(RunResult(run=item.run, reason="harness_error", error=str(exc)))
         except Exception as exc:  # a gate bug must become an error cell, never a traceback
             tb = traceback.format_exc(limit=3)
-            return RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"), 0.0, [], None
+            return Finished.now(RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"))
         finally:
-            for hook in begun:  # release held connections even when the run failed
-                await hook.end(cell, item.run, obs)
+            if begun:  # release held connections even when the run failed
+                obs = obs or Observation(output=None, reason="harness_error", baseline=baseline)
+                for hook in begun:
+                    await hook.end(cell, item.run, obs)
             self.last_cell = cell.id
-        await self._restart_if_still_busy(obs.reason)
-        checks = check_run(invariants, obs)
-        steps = [trace_step(e) for e in obs.trace]
-        times = [(e.start_ms, e.end_ms, e.bytes_out) for e in obs.trace]
-        self.bodies = [(e.body, e.extra.get("shown", b"")) for e in obs.trace]  # excerpts for report.html
-        worlds = {k[6:]: v for k, v in obs.state.items() if k.startswith("world:")}
-        failed = not all(c.passed for c in checks)
-        return RunResult(run=item.run, reason=raw.reason, status=raw.status, output=raw.output,
-                         detail=raw.detail, checks=checks, trace=steps, usage=obs.state.get("usage"),
-                         state=worlds if worlds and failed else None), raw.latency_ms, times, obs.state.get("faults")
+        if instance.spec.restart == "always" or raw.reason in STILL_BUSY:
+            await self._restart_if_still_busy(raw.reason)
+        return Finished(item.run, raw, obs, invariants)
 
     async def _restart_if_still_busy(self, reason: str) -> None:
         """An agent that outlived its cell's deadline may still be calling its LLM and tools;
@@ -155,6 +163,69 @@ def trace_step(entry) -> TraceStep:
     return TraceStep.model_validate(entry, from_attributes=True)
 
 
+class Finished:
+    """A run the agent has finished, judged when first asked (`value()`), then remembered.
+
+    Judging is pure (the checks read only the observation), so when it happens does not change
+    what it finds. The pool asks after its last cell: one tight loop over every run's checks and
+    records costs about half the CPU of the same work done between one network wait and the next,
+    when the machine's caches have gone cold. `checks`, `error` and `usage` read like a RunResult's,
+    so a progress display can count failures from it."""
+
+    __slots__ = ("run", "raw", "obs", "invariants", "_value")
+
+    def __init__(self, run: int, raw, obs: Observation | None, invariants: list[InvariantBase]):
+        self.run, self.raw, self.obs, self.invariants = run, raw, obs, invariants
+        self._value = None
+
+    @classmethod
+    def now(cls, result: RunResult) -> "Finished":
+        """A run that ended in a harness error: nothing to judge, and no time measured."""
+        done = cls(result.run, None, None, [])
+        done._value = (result, 0.0, [], None, [])
+        return done
+
+    @property
+    def latency_ms(self) -> float:
+        return self._value[1] if self.raw is None else self.raw.latency_ms
+
+    @property
+    def usage(self):
+        return self._value[0].usage if self.obs is None else self.obs.state.get("usage")
+
+    @property
+    def checks(self) -> list:
+        return self.value()[0].checks
+
+    @property
+    def error(self) -> str | None:
+        return self.value()[0].error
+
+    def value(self) -> tuple[RunResult, float, list, dict | None, list]:
+        """(result, latency ms, trace timings, the proxy's fault counters, (request, response) bytes per step)."""
+        if self._value is None:
+            self._value = _judge(self.run, self.raw, self.obs, self.invariants)
+            self.raw = self.obs = self.invariants = None  # judged: the observation is no longer needed
+        return self._value
+
+
+def _judge(index: int, raw, obs: Observation, invariants: list[InvariantBase]):
+    checks = check_run(invariants, obs)
+    trace = obs.trace
+    if trace:
+        steps = [trace_step(e) for e in trace]
+        times = [(e.start_ms, e.end_ms, e.bytes_out) for e in trace]
+        bodies = [(e.body, e.extra.get("shown", b"")) for e in trace]  # excerpts for report.html
+    else:  # no proxy in front of this agent (or no calls): nothing to copy
+        steps, times, bodies = [], [], []
+    state = obs.state
+    worlds = {k[6:]: v for k, v in state.items() if k.startswith("world:")} if state else None
+    failed = worlds and not all(c.passed for c in checks)
+    result = RunResult(run=index, reason=raw.reason, status=raw.status, output=raw.output, detail=raw.detail,
+                       checks=checks, trace=steps, usage=state.get("usage"), state=worlds if failed else None)
+    return result, raw.latency_ms, times, state.get("faults"), bodies
+
+
 @dataclass
 class PoolResult:
     runs: dict[WorkItem, RunResult]
@@ -167,6 +238,15 @@ class PoolResult:
     bodies: dict[WorkItem, list] = field(default_factory=dict)  # (request, response) bytes per trace step
     reached: list = field(default_factory=list)  # per worker hook: what its proxy reached (gate/runner/reach.py)
     clock_rates: list = field(default_factory=list)  # under time_scale: each agent process's own clock rate
+    unjudged: dict[WorkItem, Finished] = field(default_factory=dict)  # finished runs, until `judge()`
+
+    def judge(self) -> None:
+        """Every finished run's result into the dicts above, in the order the runs finished."""
+        for item, done in self.unjudged.items():
+            run, latency, times, stats, bodies = done.value()
+            self.runs[item], self.latency_ms[item], self.trace_ms[item] = run, latency, times
+            self.bodies[item], self.fault_stats[item] = bodies, stats
+        self.unjudged.clear()
 
 
 def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
@@ -197,13 +277,11 @@ async def _start_all(workers: list[Worker]) -> None:
 
 
 async def _drain(workers: list[Worker], items: list, handle) -> None:
-    queue: asyncio.Queue = asyncio.Queue()
-    for item in items:
-        queue.put_nowait(item)
+    pending = iter(items)  # one iterator shared by the workers: each next() hands out one item
 
     async def loop(worker: Worker):
-        while not queue.empty():
-            await handle(worker, queue.get_nowait())
+        for item in pending:
+            await handle(worker, item)
 
     await asyncio.gather(*(loop(w) for w in workers))
 
@@ -227,26 +305,33 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
 
         await _drain(workers, sorted(need_reference.items()), reference)
 
+        applicable_to: dict[tuple, list] = {}  # a cell's invariant ids -> the invariants (a few distinct sets)
+
         async def handle(worker, item: WorkItem):
             if budget is not None and budget.exhausted:
                 budget.skipped += 1
                 return
             began = time.monotonic()
-            applicable = [invariants[i] for i in item.cell.invariants]
-            run, latency, times, stats = await worker.execute(item, applicable, baselines.get(item.cell.input_id))
-            result.runs[item], result.latency_ms[item], result.trace_ms[item] = run, latency, times
-            result.bodies[item], worker.bodies = worker.bodies, []
-            result.fault_stats[item] = stats
+            ids = item.cell.invariants
+            applicable = applicable_to.get(ids)
+            if applicable is None:
+                applicable = applicable_to[ids] = [invariants[i] for i in ids]
+            done = await worker.observe(item, applicable, baselines.get(item.cell.input_id))
+            if done.obs is not None and done.obs.trace:  # proxied runs: judged now, their trace entries let go
+                done.value()
+            result.unjudged[item] = done
             result.wall_ms[item] = (time.monotonic() - began) * 1000
             if budget is not None:
-                budget.charge(run.usage)
+                budget.charge(done.usage)
             if on_progress:
-                on_progress(run)  # the run's result, so progress can count failures as they happen
+                on_progress(done)  # reads like the run's result: progress can count failures as they happen
 
         await _drain(workers, [WorkItem(c, r) for c in cells for r in range(runs)], handle)
+        result.judge()  # before the followup, which reads the results
         if followup is not None:
             await followup(workers, result)
     finally:
+        result.judge()  # an interrupted run keeps every run that finished
         result.startup_seconds = [round(w.instance.startup_seconds, 3) for w in workers]
         await asyncio.gather(*(w.stop() for w in workers), return_exceptions=True)
         result.stray = [call for w in workers for call in w.take_stray()]

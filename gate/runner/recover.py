@@ -45,6 +45,7 @@ class Ledger:
     instance: object = None
     entries: list[Entry] = field(default_factory=list)
     _open: Entry | None = None
+    _process_agent: bool | None = None
 
     def env(self) -> dict[str, str]:
         return {}
@@ -63,13 +64,20 @@ class Ledger:
         entry, self._open = self._open, None
         if entry is None:
             return
-        stats = obs.state.get("faults") or {}  # the proxy's hook ended first: its counters are in
-        entry.fired = any(int(s.get("fired", 0)) > 0 for s in stats.values())
+        stats = obs.state.get("faults")  # the proxy's hook ended first: its counters are in
+        entry.fired = bool(stats) and any(int(s.get("fired", 0)) > 0 for s in stats.values())
         process = getattr(self.instance, "process", None)
-        start = getattr(getattr(self.instance, "spec", None), "start", None)
-        if process is not None and getattr(start, "command", None) is not None:
+        if process is not None and self._starts_process():
             # a child process (a waitpid, cheap): restarted during the cell (a crash) or found dead is not up
             obs.state["agent_alive"] = self.instance.restarts == entry.epoch and await process.is_alive()
+
+
+    def _starts_process(self) -> bool:
+        """The agent is a process the gate starts (asked once: the spec does not change during a run)."""
+        if self._process_agent is None:
+            start = getattr(getattr(self.instance, "spec", None), "start", None)
+            self._process_agent = getattr(start, "command", None) is not None
+        return self._process_agent
 
 
 def attach(workers) -> list[Ledger]:
