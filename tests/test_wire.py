@@ -188,3 +188,61 @@ def test_the_proxy_relays_a_whole_answer_with_its_length_and_a_stream_chunked():
     assert "transfer-encoding" not in whole.headers
     assert streamed.headers.get("transfer-encoding") == "chunked" and b"data: [DONE]" in streamed.content
     assert [e.bytes_out for e in trace] == [len(whole.content), len(streamed.content)]
+
+
+class BigBodyServer(Server):
+    """Answers with a body far larger than the client holds unread (so its reading must pause)."""
+
+    size = 4 << 20
+
+    async def handle(self, reader, writer):
+        self.accepted += 1
+        await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(2)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\nx-big: yes\r\n\r\n" % self.size)
+        for _ in range(self.size // 65536):
+            writer.write(b"b" * 65536)
+            await writer.drain()
+        writer.close()
+
+
+def test_a_reader_that_falls_behind_pauses_the_socket_and_still_gets_every_byte():
+    """Body bytes wait in the connection only up to HIGH_WATER: a slow reader pauses reading (the
+    sender's writes back up) instead of the gate holding a whole large answer, and nothing is lost."""
+    from gate.transport.wire import HIGH_WATER
+
+    async def main():
+        async with BigBodyServer() as server:
+            client = WireClient()
+            status, headers, body, close = await client.request("POST", server.url, [], b"{}")
+            held, total = [], 0
+            async for chunk in body:
+                total += len(chunk)
+                await asyncio.sleep(0.002)  # a slow consumer
+                held.append(body.response.held)  # what arrived meanwhile, not yet handed out
+            await close()
+            return status, dict(headers), total, max(held), body.conn.paused
+
+    status, headers, total, most_held, paused = asyncio.run(main())
+    assert status == 200 and headers["x-big"] == "yes" and total == BigBodyServer.size
+    assert most_held <= HIGH_WATER + (256 << 10) and not paused  # at most one socket read past the mark
+
+
+def test_headers_unread_when_not_asked_for_and_stray_bytes_retire_a_connection():
+    """An agent's answer is read for its status and body alone (`read_headers=False`: llhttp makes
+    no call per header). A pooled connection that receives bytes nobody asked for is never reused."""
+    async def main():
+        async with Server() as server:
+            client = WireClient()
+            status, headers, body, close = await client.request("POST", server.url, [], b"{}", read_headers=False)
+            data = b"".join([c async for c in body])
+            await close()
+            (conn,) = client.idle[next(iter(client.idle))]
+            conn.data_received(b"HTTP/1.1 200 OK\r\n\r\n")  # as if the server sent a second answer
+            again = await _get(client, server.url)
+            await client.aclose()
+            return status, headers, data, conn.usable(), again, server.accepted
+
+    status, headers, data, usable, again, accepted = asyncio.run(main())
+    assert (status, headers, data) == (200, [], b"ok")
+    assert not usable and again == (200, b"ok") and accepted == 2

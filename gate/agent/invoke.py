@@ -152,7 +152,7 @@ async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[in
         body = _encode_json(shape.body(ctx)).encode()
         if not any(k == "content-type" for k, _ in headers):
             headers.append(("content-type", "application/json"))
-    status, _, chunks, close = await client.request(spec.method, shape.url(ctx), headers, body)
+    status, _, chunks, close = await client.request(spec.method, shape.url(ctx), headers, body, read_headers=False)
     whole = chunks.arrived_whole()  # the usual small answer came in with its headers: no reading loop
     if whole is not None:
         await close()

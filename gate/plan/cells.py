@@ -222,11 +222,16 @@ def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_buil
         if stage in builders:
             raw.extend(builders[stage](config))
     declared, named = invariants_of(config), _contract_ids(config)
+    applicable: dict[tuple, tuple[str, ...]] = {}  # the facts decide it: a few hundred cells share each answer
     cells = []
     for index, spec in enumerate(raw):
-        facts = {"stage": spec["stage"], "input": spec["input_id"], "mutation": spec.get("mutation"),
-                 "scenario": spec.get("scenario", BASELINE)}  # as Cell.facts() has them
-        invariants = _applicable(config, facts, spec.get("session"), declared, named)
+        session = spec.get("session")
+        key = (spec["stage"], spec["input_id"], spec.get("mutation"), spec.get("scenario", BASELINE),
+               getattr(session, "contract", None))
+        invariants = applicable.get(key)
+        if invariants is None:
+            facts = dict(zip(("stage", "input", "mutation", "scenario"), key))  # as Cell.facts() has them
+            invariants = applicable[key] = _applicable(config, facts, session, declared, named)
         cells.append(Cell(index=index, seed=derive_seed(config.seed, spec["id"]), invariants=invariants, **spec))
     return cells
 

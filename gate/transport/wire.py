@@ -1,11 +1,12 @@
-"""The proxy's upstream transport: HTTP/1.1 over asyncio streams, parsed by httptools.
+"""The gate's HTTP/1.1 client: asyncio protocols, responses parsed by httptools.
 
-The proxy forwards every LLM and tool call, so its client is on the hot path of the
-agent under test. httpx's general-purpose stack (anyio, httpcore, h11 in Python)
-costs over a millisecond per request here; this transport writes each request in
-one send, parses responses with llhttp (C) and yields body bytes as they arrive,
-keeping the proxy's added latency well under a millisecond. It does one thing:
-one request, one streamed response, keep-alive pooling per origin, TLS when https.
+Every agent invocation and every proxied LLM and tool call goes through it, so it is on the
+hot path of the agent under test. httpx's general-purpose stack (anyio, httpcore, h11 in
+Python) costs over a millisecond per request here; asyncio's streams a tenth of one, in
+buffering and waking that a parser fed straight from the socket does not need. So each
+connection is a Protocol: the bytes go into llhttp (C) as they arrive, the request waits on
+one future, the body is handed out as it arrives. It does one thing: one request, one
+streamed response, keep-alive pooling per origin, TLS when https.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import httptools
 
 from gate.transport.tls import tls_context
 
-READ_SIZE = 1 << 16
+HIGH_WATER = 1 << 18  # body bytes held for a reader that is behind: reading pauses above this
 
 
 class WireError(Exception):
@@ -38,6 +39,7 @@ class _Response:
         self.headers: list[tuple[str, str]] = []
         self.headers_done = False
         self.pending: list[bytes] = []
+        self.held = 0  # bytes in `pending`
         self.complete = False
         self.keep_alive = False
         self.parser: httptools.HttpResponseParser | None = None
@@ -50,6 +52,7 @@ class _Response:
 
     def on_body(self, body: bytes):
         self.pending.append(bytes(body))
+        self.held += len(body)
 
     def on_message_complete(self):
         # Asked here: once the message is complete llhttp resets for the next one, and
@@ -61,16 +64,86 @@ class _Response:
         """Everything that has arrived, as one chunk (coalescing never waits for more data)."""
         data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
         self.pending.clear()
+        self.held = 0
         return data
 
 
-class Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self.reader, self.writer = reader, writer
+class _Answer(_Response):
+    """A response whose headers nobody reads (an agent's answer to its invocation): without an
+    `on_header`, llhttp makes no call into Python per header."""
+
+    on_header = None  # type: ignore[assignment]
+
+
+class Connection(asyncio.Protocol):
+    """One connection. Bytes that arrive go to the current response's parser; whoever waits for
+    them (`wait`) is woken. Bytes with no response to go to, or after the end of one, make the
+    connection unfit to be used again: it is closed, never pooled."""
+
+    def __init__(self):
+        self.transport: asyncio.Transport | None = None
+        self.response: _Response | None = None
+        self.waiter: asyncio.Future | None = None
+        self.closed = False  # the peer closed (or the bytes broke the protocol)
+        self.error: Exception | None = None  # what llhttp said about the bytes
+        self.received = False  # a byte of the current response arrived
+        self.paused = False
         self.reused = False  # taken from the keep-alive pool (it may have been closed meanwhile)
 
-    def close(self):
-        self.writer.close()
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        response = self.response
+        if response is None or response.complete:
+            self.closed = True  # an answer nobody asked for: this connection's framing is lost
+            self.transport.close()
+        else:
+            self.received = True
+            try:
+                response.parser.feed_data(data)
+            except httptools.HttpParserError as exc:
+                self.error, self.closed = exc, True
+                self.transport.close()
+            if response.held > HIGH_WATER and not self.paused:
+                self.paused = True
+                self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        self._wake()
+        return False  # the transport closes itself
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Until something arrives or the connection ends."""
+        self.waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
+
+    def resume(self) -> None:
+        if self.paused and not self.closed:
+            self.paused = False
+            self.transport.resume_reading()
+
+    def usable(self) -> bool:
+        return not self.closed and not self.transport.is_closing()
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
 
 
 class WireBody:
@@ -94,18 +167,16 @@ class WireBody:
         response, conn = self.response, self.conn
         while True:
             if response.pending:
-                yield response.take()
+                data = response.take()
+                conn.resume()
+                yield data
+                continue  # more may have come in meanwhile: hand it out before waiting
             if response.complete or self.head_only:
                 return
-            try:
-                data = await conn.reader.read(READ_SIZE)
-                if data:
-                    response.parser.feed_data(data)
-            except (OSError, httptools.HttpParserError):
-                data = b""
-            if not data:  # closed (or broken) before the message was complete
+            if conn.closed:  # closed (or broken) before the message was complete
                 self.broken = True
                 return
+            await conn.wait()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -129,61 +200,73 @@ class WireClient:
         pool = self.idle[(scheme, host, port)]
         while pool and reuse:
             conn = pool.pop()
-            if not conn.writer.is_closing() and not conn.reader.at_eof():
+            if conn.usable():
                 conn.reused = True
                 return conn
             conn.close()
         tls: ssl.SSLContext | None = tls_context() if scheme == "https" else None
+        loop = asyncio.get_running_loop()
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None),
+            _, conn = await asyncio.wait_for(
+                loop.create_connection(Connection, host, port, ssl=tls, server_hostname=host if tls else None),
                 self.connect_timeout)
         except (OSError, TimeoutError) as exc:
             raise WireError(f"cannot connect to {host}:{port}: {exc}") from None
-        return Connection(reader, writer)
+        return conn
 
-    async def request(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes):
-        """Returns (status, headers, body iterator, close callback)."""
+    async def request(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes, *,
+                      read_headers: bool = True):
+        """Returns (status, headers, body iterator, close callback). `read_headers=False`: the
+        headers come back empty (a caller that reads only the status and the body)."""
         key, target, netloc = _route(url)
         head = [f"{method} {target} HTTP/1.1", f"host: {netloc}"]
         head += [f"{k}: {v}" for k, v in headers]
         if body or method in ("POST", "PUT", "PATCH"):
             head.append(f"content-length: {len(body)}")
         payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
-        conn = await self._connect(*key)
+        conn, pool = None, self.idle.get(key)
+        while pool:  # a pooled connection, without a coroutine: the usual case
+            found = pool.pop()
+            if found.usable():
+                found.reused, conn = True, found
+                break
+            found.close()
+        if conn is None:
+            conn = await self._connect(*key, reuse=False)
+        kind = _Response if read_headers else _Answer
         try:
-            response = await self._send(conn, payload)
+            response = await self._send(conn, payload, kind)
         except _Stale:  # the upstream closed the idle connection before reading: it never saw the request
             conn = await self._connect(*key, reuse=False)
-            response = await self._send(conn, payload)
+            response = await self._send(conn, payload, kind)
         return response.parser.get_status_code(), response.headers, *self._body(conn, key, response, method == "HEAD")
 
-    async def _send(self, conn: Connection, payload: bytes) -> _Response:
-        """Write the request in one send and read inline until the headers are in (no helper
-        task: this is the per-request hot path); the body iterator reads the rest."""
-        response = _Response()
-        parser = response.parser = httptools.HttpResponseParser(response)
-        received = False
+    async def _send(self, conn: Connection, payload: bytes, kind=_Response) -> _Response:
+        """Write the request in one send and wait until its headers are in (no helper task: this
+        is the per-request hot path); the body iterator hands out the rest."""
+        response = kind()
+        response.parser = httptools.HttpResponseParser(response)
+        conn.response, conn.received = response, False
         try:
-            conn.writer.write(payload)
+            if not conn.closed:
+                conn.transport.write(payload)
             while not response.headers_done:
-                data = await conn.reader.read(READ_SIZE)
-                if not data:
+                if conn.error is not None:
+                    raise WireError(f"bad HTTP from upstream: {conn.error}")
+                if conn.closed:
+                    if conn.reused and not conn.received:
+                        raise _Stale()
                     raise WireError("upstream closed the connection before answering")
-                received = True
-                parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            conn.close()
-            raise WireError(f"bad HTTP from upstream: {exc}") from None
+                conn.waiter = asyncio.get_running_loop().create_future()  # Connection.wait, inlined
+                await conn.waiter
         except asyncio.CancelledError:  # a deadline mid-request: the connection is in an unknown state
             conn.close()
             raise
-        except (OSError, WireError) as exc:
+        except (WireError, _Stale):
             conn.close()
-            if conn.reused and not received:
-                raise _Stale() from None
-            if isinstance(exc, WireError):
-                raise
+            raise
+        except OSError as exc:
+            conn.close()
             raise WireError(f"upstream connection failed: {exc}") from None
         return response
 
@@ -192,7 +275,9 @@ class WireClient:
         body = WireBody(conn, response, head_only)
 
         async def close():
-            if response.complete and response.keep_alive and not body.broken and not head_only:
+            if response.complete and response.keep_alive and not body.broken and not head_only and conn.usable():
+                conn.response = None
+                conn.resume()
                 self.idle[key].append(conn)
             else:
                 conn.close()
