@@ -142,6 +142,8 @@ class AgentInstance:
             return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock())
         outcome = await invoke_http(self.wire, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline,
                                     self.clock())
+        if self.process is None or outcome.reason == "ok":  # _check_crash's own first test, without its coroutine
+            return outcome
         return await self._check_crash(outcome)
 
     def clock(self) -> dilation.AgentClock:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-from gate.agent.dilation import AgentClock
+from gate.agent.dilation import AgentClock, by_deadline
 from gate.agent.process import argv_of
 from gate.agent.templates import PathError, filler, pick
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
@@ -178,7 +178,9 @@ async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline:
     clock.start()
     elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
     try:
-        status, body, flooded = await clock.within(send(client, spec, ctx), deadline)
+        request = send(client, spec, ctx)  # undilated: the deadline's one timer, without within's frame
+        waiting = clock.within(request, deadline) if clock.dilated else by_deadline(request, deadline)
+        status, body, flooded = await waiting
     except TimeoutError:
         return RawOutcome(None, "agent_timeout", None, elapsed(), f"no answer within {deadline:g}s")
     except WireError as exc:

@@ -3,7 +3,9 @@
 Results are keyed by item and re-ordered by the plan afterwards, so which worker
 ran what (and K itself) never shows in the verdict. `Worker.hooks` is the seam
 where per-worker attachments (the chaos proxy, the tool worlds) see each run begin
-and end, so they can apply the cell's faults and hand back its trace.
+and end, so they can apply the cell's faults and hand back its trace. A run is judged (its
+checks, its result record) after the last cell, not between one answer and the next request:
+see `Finished`.
 """
 
 from __future__ import annotations
