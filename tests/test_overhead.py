@@ -206,12 +206,12 @@ def test_a_request_template_made_once_fills_and_encodes_as_render_and_json_would
     """The per-cell request (gate/agent/invoke.py) fills a template compiled once and encodes it with
     the C encoder made once: the same structure as `render`, the same text as the JSONEncoder."""
     from gate.agent.invoke import _BODY_JSON, _encode_json
-    from gate.agent.templates import filler, render
+    from gate.agent.templates import filler, filling, render
 
     ctx = {"input": 'he said "hi"\n\u2603 \ud83d\ude00 {{input}}', "cell_id": "mutation/a/typo-1", "url": "http://x"}
     made = filler(value)
     filled = value if made is None else made(ctx)
-    assert filled == render(value, ctx)
+    assert filled == render(value, ctx) == filling(value)(ctx)
     assert _encode_json(filled) == _BODY_JSON.encode(filled)
 
 
@@ -255,4 +255,4 @@ def test_runs_judged_after_the_pool_are_the_runs_judged_at_once(tmp_path):
     assert (run.reason, run.status, run.output, latency, times, stats, bodies) == \
         ("ok", 200, "no refund today", 12.5, [], None, [])
     assert [c.passed for c in run.checks] == [True]
-    assert Finished.now(run).value()[0] is run and Finished.now(run).latency_ms == 0.0
+    assert Finished.now(run).value()[0] is run and Finished.now(run).value()[1] == 0.0  # no time measured

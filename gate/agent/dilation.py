@@ -223,12 +223,16 @@ class AgentClock:
         busy = min(self._busy(), real)
         return (real - busy) * self.scale + busy
 
-    async def within(self, awaitable, deadline: float):
-        """`awaitable`'s result, or TimeoutError once `deadline` agent seconds have passed."""
+    def within(self, awaitable, deadline: float):
+        """Awaitable: `awaitable`'s result, or TimeoutError once `deadline` agent seconds have passed.
+        Real time is one timer (`by_deadline`, returned as it is: no task, no polling, no frame)."""
+        if not self.dilated:
+            return by_deadline(awaitable, deadline)
+        return self._within_dilated(awaitable, deadline)
+
+    async def _within_dilated(self, awaitable, deadline: float):
         import asyncio
 
-        if not self.dilated:  # real time: one timer, no task or polling per invocation
-            return await by_deadline(awaitable, deadline)
         task = asyncio.ensure_future(awaitable)
         try:
             while True:

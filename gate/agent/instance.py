@@ -142,7 +142,7 @@ class AgentInstance:
             return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock())
         outcome = await invoke_http(self.wire, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline,
                                     self.clock())
-        if self.process is None or outcome.reason == "ok":  # _check_crash's own first test, without its coroutine
+        if self.process is None or outcome.reason == "ok":  # the usual answer: no coroutine made for it
             return outcome
         return await self._check_crash(outcome)
 
@@ -155,9 +155,8 @@ class AgentInstance:
         return proc.pid if proc is not None else None
 
     async def _check_crash(self, outcome: RawOutcome) -> RawOutcome:
-        """A dead process turns any failed call into `agent_crash`, and gets restarted."""
-        if self.process is None or outcome.reason == "ok":
-            return outcome
+        """A dead process turns a failed call (`invoke` asks only for those) into `agent_crash`,
+        and gets restarted."""
         if outcome.reason == "connection_error":
             # the socket closes a moment before the kernel reports the exit
             for _ in range(25):

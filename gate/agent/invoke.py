@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-from gate.agent.dilation import AgentClock, by_deadline
+from gate.agent.dilation import AgentClock
 from gate.agent.process import argv_of
-from gate.agent.templates import PathError, filler, pick
+from gate.agent.templates import PathError, filling, pick
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
 from gate.transport import WireClient, WireError
 
@@ -103,19 +103,14 @@ def _pick_output(text: str, path: str) -> tuple[str | None, str, str]:
 
 
 class _Shape:
-    """A request template made once (gate/agent/templates.py `filler`), filled for every cell."""
+    """A request template made once (gate/agent/templates.py `filling`), filled for every cell."""
 
-    __slots__ = ("spec", "url", "headers", "body", "json_type")
+    __slots__ = ("spec", "url", "headers", "body")
 
     def __init__(self, spec: HttpRequestSpec):
         self.spec = spec  # held, so the id it is cached under stays this spec's
-        self.url = (lambda ctx, url=spec.url: url) if (f := filler(spec.url)) is None else f
-        headers = spec.headers or {}
-        self.headers = (lambda ctx: headers) if (f := filler(headers)) is None else f
-        self.body = None
-        if spec.body is not None and spec.method != "GET":
-            self.body = (lambda ctx, body=spec.body: body) if (f := filler(spec.body)) is None else f
-        self.json_type = self.body is not None
+        self.url, self.headers = filling(spec.url), filling(spec.headers or {})
+        self.body = filling(spec.body) if spec.body is not None and spec.method != "GET" else None
 
 
 _SHAPES: dict[int, _Shape] = {}
@@ -148,7 +143,7 @@ async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[in
     shape = _shape(spec)
     headers = [(k.lower(), v) for k, v in shape.headers(ctx).items()]
     body = b""
-    if shape.json_type:
+    if shape.body is not None:
         body = _encode_json(shape.body(ctx)).encode()
         if not any(k == "content-type" for k, _ in headers):
             headers.append(("content-type", "application/json"))
@@ -178,9 +173,7 @@ async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline:
     clock.start()
     elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
     try:
-        request = send(client, spec, ctx)  # undilated: the deadline's one timer, without within's frame
-        waiting = clock.within(request, deadline) if clock.dilated else by_deadline(request, deadline)
-        status, body, flooded = await waiting
+        status, body, flooded = await clock.within(send(client, spec, ctx), deadline)
     except TimeoutError:
         return RawOutcome(None, "agent_timeout", None, elapsed(), f"no answer within {deadline:g}s")
     except WireError as exc:

@@ -49,6 +49,12 @@ def filler(value: Any):
     return None
 
 
+def filling(value: Any):
+    """`filler`, with a value that holds no placeholder filled by itself: always a function of the context."""
+    made = filler(value)
+    return made if made is not None else (lambda ctx: value)
+
+
 @functools.lru_cache(maxsize=1024)
 def _pieces(value: str) -> tuple[tuple[tuple[str, str, str], ...], str]:
     """((text before, name, placeholder as written), ...) and the text after the last one: a

@@ -188,10 +188,6 @@ class Finished:
         return done
 
     @property
-    def latency_ms(self) -> float:
-        return self._value[1] if self.raw is None else self.raw.latency_ms
-
-    @property
     def usage(self):
         return self._value[0].usage if self.obs is None else self.obs.state.get("usage")
 

@@ -71,7 +71,6 @@ class Ledger:
             # a child process (a waitpid, cheap): restarted during the cell (a crash) or found dead is not up
             obs.state["agent_alive"] = self.instance.restarts == entry.epoch and await process.is_alive()
 
-
     def _starts_process(self) -> bool:
         """The agent is a process the gate starts (asked once: the spec does not change during a run)."""
         if self._process_agent is None:

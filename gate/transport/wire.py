@@ -77,7 +77,7 @@ class _Answer(_Response):
 
 class Connection(asyncio.Protocol):
     """One connection. Bytes that arrive go to the current response's parser; whoever waits for
-    them (`wait`) is woken. Bytes with no response to go to, or after the end of one, make the
+    them (`arrival`) is woken. Bytes with no response to go to, or after the end of one, make the
     connection unfit to be used again: it is closed, never pooled."""
 
     def __init__(self):
@@ -120,17 +120,15 @@ class Connection(asyncio.Protocol):
         self._wake()
 
     def _wake(self) -> None:
-        waiter = self.waiter
+        waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def wait(self) -> None:
-        """Until something arrives or the connection ends."""
+    def arrival(self) -> asyncio.Future:
+        """A future done when something arrives or the connection ends (a future, not a coroutine:
+        awaited on every request and every streamed chunk)."""
         self.waiter = asyncio.get_running_loop().create_future()
-        try:
-            await self.waiter
-        finally:
-            self.waiter = None
+        return self.waiter
 
     def resume(self) -> None:
         if self.paused and not self.closed:
@@ -176,7 +174,7 @@ class WireBody:
             if conn.closed:  # closed (or broken) before the message was complete
                 self.broken = True
                 return
-            await conn.wait()
+            await conn.arrival()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -196,14 +194,19 @@ class WireClient:
         self.idle: dict[tuple, list[Connection]] = defaultdict(list)
         self.connect_timeout = connect_timeout
 
-    async def _connect(self, scheme: str, host: str, port: int, reuse: bool = True) -> Connection:
-        pool = self.idle[(scheme, host, port)]
-        while pool and reuse:
+    def _pooled(self, key: tuple) -> Connection | None:
+        """An idle connection to `key` that is still open (a plain call, no coroutine: the usual case)."""
+        pool = self.idle.get(key)
+        while pool:
             conn = pool.pop()
             if conn.usable():
                 conn.reused = True
                 return conn
             conn.close()
+        return None
+
+    async def _connect(self, scheme: str, host: str, port: int) -> Connection:
+        """A new connection."""
         tls: ssl.SSLContext | None = tls_context() if scheme == "https" else None
         loop = asyncio.get_running_loop()
         try:
@@ -224,20 +227,12 @@ class WireClient:
         if body or method in ("POST", "PUT", "PATCH"):
             head.append(f"content-length: {len(body)}")
         payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
-        conn, pool = None, self.idle.get(key)
-        while pool:  # a pooled connection, without a coroutine: the usual case
-            found = pool.pop()
-            if found.usable():
-                found.reused, conn = True, found
-                break
-            found.close()
-        if conn is None:
-            conn = await self._connect(*key, reuse=False)
+        conn = self._pooled(key) or await self._connect(*key)
         kind = _Response if read_headers else _Answer
         try:
             response = await self._send(conn, payload, kind)
         except _Stale:  # the upstream closed the idle connection before reading: it never saw the request
-            conn = await self._connect(*key, reuse=False)
+            conn = await self._connect(*key)
             response = await self._send(conn, payload, kind)
         return response.parser.get_status_code(), response.headers, *self._body(conn, key, response, method == "HEAD")
 
@@ -257,8 +252,7 @@ class WireClient:
                     if conn.reused and not conn.received:
                         raise _Stale()
                     raise WireError("upstream closed the connection before answering")
-                conn.waiter = asyncio.get_running_loop().create_future()  # Connection.wait, inlined
-                await conn.waiter
+                await conn.arrival()
         except asyncio.CancelledError:  # a deadline mid-request: the connection is in an unknown state
             conn.close()
             raise
