@@ -219,7 +219,11 @@ def test_chaos_on_a_replayed_production_trace_catches_the_planted_bugs(traced, t
 
 
 def test_import_is_linear_and_fast_at_scale(tmp_path):
-    """10,000 runs (2,000 traces) import in seconds; ten times the runs cost about ten times the time."""
+    """10,000 runs (2,000 traces) import in seconds; ten times the runs cost about ten times the time.
+
+    Each size is timed as its best of three, so one slow moment of a shared CI machine (it once made
+    a single 10,000-run import take 2.4 s where it takes 0.25 s) is not read as growth; quadratic
+    growth would still be 100x, far past the bound."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_import", ROOT / "bench" / "bench_import.py")
@@ -231,8 +235,11 @@ def test_import_is_linear_and_fast_at_scale(tmp_path):
     for n in (1_000, 10_000):
         path = tmp_path / f"{n}.json"
         path.write_text(json.dumps(bench.langsmith_runs(n)))
-        began = time.perf_counter()
-        result = import_langsmith(path)
-        times[n] = time.perf_counter() - began
-        assert len(result.sessions) == n // bench.PER_TRACE and not result.skipped
-    assert times[10_000] < 10 and times[10_000] / max(times[1_000], 1e-3) < 40  # cubic would be 1000x
+        best = float("inf")
+        for _ in range(3):
+            began = time.perf_counter()
+            result = import_langsmith(path)
+            best = min(best, time.perf_counter() - began)
+            assert len(result.sessions) == n // bench.PER_TRACE and not result.skipped
+        times[n] = best
+    assert times[10_000] < 10 and times[10_000] / max(times[1_000], 1e-3) < 40  # quadratic would be 100x

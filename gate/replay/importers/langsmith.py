@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from gate.errors import ConfigError
+from gate.heap import frozen_heap
 from gate.replay.importers import ImportResult, Skip, failed, llm_answer, session_of, tool_answer
 from gate.replay.importers.failures import classify
 from gate.replay.importers.messages import input_text, llm_turn, output_text, unwrap, text_of
@@ -215,20 +216,23 @@ def build_session(trace_id: str, runs: list[dict], index: Index, wrappers: set[s
 
 
 def import_langsmith(path: Path, llm_target: str = "llm", tool_map: dict[str, str] | None = None) -> ImportResult:
-    docs, bad_lines = read_documents(path)
-    result = ImportResult(skipped=list(bad_lines))
-    runs: list[dict] = []
-    for n, doc in enumerate(docs):
-        try:
-            runs.extend(flatten(doc))
-        except ValueError as exc:
-            where = f"line {n + 1}" if len(docs) > 1 else str(path)
-            result.skipped.append((where, str(exc)))
-    index = Index(runs)
-    wrappers = index.wrappers()
-    for trace_id, group in index.traces().items():
-        try:
-            result.sessions.append(build_session(trace_id, group, index, wrappers, llm_target, tool_map or {}))
-        except Skip as exc:
-            result.skipped.append((trace_id, str(exc)))
-    return result
+    """Linear in the runs; the heap is frozen while it imports (see gate/heap.py), so a process
+    already holding a large heap (a test session, a gate run) does not walk it again per batch."""
+    with frozen_heap():
+        docs, bad_lines = read_documents(path)
+        result = ImportResult(skipped=list(bad_lines))
+        runs: list[dict] = []
+        for n, doc in enumerate(docs):
+            try:
+                runs.extend(flatten(doc))
+            except ValueError as exc:
+                where = f"line {n + 1}" if len(docs) > 1 else str(path)
+                result.skipped.append((where, str(exc)))
+        index = Index(runs)
+        wrappers = index.wrappers()
+        for trace_id, group in index.traces().items():
+            try:
+                result.sessions.append(build_session(trace_id, group, index, wrappers, llm_target, tool_map or {}))
+            except Skip as exc:
+                result.skipped.append((trace_id, str(exc)))
+        return result
