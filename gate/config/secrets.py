@@ -54,6 +54,7 @@ class Redactor:
         self._added: set[str] = set()  # values given to add(): an agent sends its key on every call
         self._text_re: re.Pattern | None = None
         self._bytes_re: re.Pattern | None = None
+        self._auth_names: dict[str, bool] = {}  # header name -> is_auth_header(name), asked per request
 
     @classmethod
     def for_environment(cls, environ: Mapping[str, str], declared: Iterable[str] = ()) -> "Redactor":
@@ -81,7 +82,12 @@ class Redactor:
 
     def note_header(self, name: str, value: str) -> None:
         """An auth header the agent sent: redact the whole value and its credential part."""
-        if not is_auth_header(name):
+        auth = self._auth_names.get(name)
+        if auth is None:
+            auth = is_auth_header(name)
+            if len(self._auth_names) < 1024:  # names come from the agent: the cache stays bounded
+                self._auth_names[name] = auth
+        if not auth:
             return
         label = name.upper()
         self.add(value, label, MIN_DISCOVERED)

@@ -112,7 +112,7 @@ class ProxyApp:
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
                            method=info.method, path=info.path, model=info.model, tool=info.tool,
                            rpc_method=info.rpc_method, body=body,
-                           idempotency_key=_header(headers, "idempotency-key", "x-idempotency-key"))
+                           idempotency_key=_header(headers, IDEMPOTENCY_HEADERS))
         self.mcp.mark(entry, info)
         send = self.mcp.watch(info, send)
         state = run or RunState(None)
@@ -185,8 +185,10 @@ def _judge(schedule, index: int, ex: Exchange) -> None:
     schedule.mark_not_applicable(index)
 
 
-def _header(headers, *names) -> str | None:
-    wanted = set(names)
+IDEMPOTENCY_HEADERS = frozenset({"idempotency-key", "x-idempotency-key"})
+
+
+def _header(headers, wanted: frozenset) -> str | None:
     return next((v for k, v in headers if k.lower() in wanted), None)
 
 

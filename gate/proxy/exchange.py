@@ -22,6 +22,7 @@ from gate.proxy.trace import TraceEntry
 from gate.proxy.usage import UsageMeter
 
 SHOWN_BYTES = 4096  # response bytes kept per exchange for the HTML trace viewer
+WHOLE_BYTES = 1 << 16  # a length-delimited answer up to this size is relayed whole, in one write
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate", "host", "content-encoding"}
 
@@ -72,14 +73,23 @@ class UpstreamResponse:
         self.seen = hashlib.sha256(f"{status}\n".encode())
         self.exhausted = False
         self.tap = None  # (chunk, is_sse) -> None: the usage meter reads what the upstream sent
+        self._content_type: str | None = None
 
     @property
     def content_type(self) -> str:
-        return next((v for k, v in self.headers if k.lower() == "content-type"), "")
+        if self._content_type is None:  # asked several times per exchange: found once
+            self._content_type = next((v for k, v in self.headers if k.lower() == "content-type"), "")
+        return self._content_type
 
     @property
     def is_sse(self) -> bool:
         return "text/event-stream" in self.content_type
+
+    def small(self) -> bool:
+        """A length-delimited answer of at most WHOLE_BYTES: the agent can use none of it before
+        its last byte, so it is relayed whole, however the upstream split it into writes."""
+        length = next((v for k, v in self.headers if k.lower() == "content-length"), None)
+        return length is not None and length.isdigit() and int(length) <= WHOLE_BYTES
 
     async def _pull(self) -> AsyncIterator[bytes]:
         async for chunk in self._chunks:
@@ -175,14 +185,21 @@ class Exchange:
     # -- response side ------------------------------------------------------------
     async def start(self, status: int, headers: list[tuple[str, str]] | dict | None = None,
                     content_type: str | None = None, length: int | None = None) -> None:
-        pairs = list(headers.items()) if isinstance(headers, dict) else list(headers or [])
-        pairs = [(k, v) for k, v in pairs if k.lower() not in HOP_BY_HOP]
-        if content_type and not any(k.lower() == "content-type" for k, _ in pairs):
+        pairs, given_type = [], None
+        for k, v in (headers.items() if isinstance(headers, dict) else headers or ()):  # one pass: a hot path
+            low = k.lower()
+            if low in HOP_BY_HOP:
+                continue
+            if low == "content-type" and given_type is None:
+                given_type = v
+            pairs.append((k, v))
+        if content_type and given_type is None:
             pairs.append(("content-type", content_type))
+            given_type = content_type
         if length is not None:
             pairs.append(("content-length", str(length)))
         self.entry.status = status
-        self.entry.content_type = next((v for k, v in pairs if k.lower() == "content-type"), "")
+        self.entry.content_type = given_type or ""
         self.started = True
         if self.run.record:  # the headers a replay must send back (gate.replay.recorder)
             self.entry.extra["headers"] = pairs
@@ -225,10 +242,12 @@ class Exchange:
 
     async def pipe(self, resp: UpstreamResponse) -> None:
         """Relay an upstream response as it arrives, without buffering it whole; an answer that
-        is already here whole (and not an event stream) goes out with its length: no chunked
-        framing, one write fewer."""
+        is already here whole, or small and length-delimited (not an event stream), goes out with
+        its length in one write: no chunked framing, one wake-up of the agent, not three."""
         plain = resp.status not in (204, 304) and self.info.method != "HEAD" and not resp.is_sse
         whole = resp.arrived_whole() if plain else None
+        if whole is None and plain and resp.small():
+            whole = await resp.read()
         if whole is not None:
             await resp.aclose()
             return await self.respond(resp.status, whole, resp.headers, content_type=None)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from gate.proxy.exchange import HOP_BY_HOP, RequestInfo, UpstreamResponse
 from gate.transport.wire import WireClient, WireError
 
+NOT_FORWARDED = HOP_BY_HOP | {"accept-encoding"}  # identity is asked for instead: faults read raw bytes
+
 
 class UpstreamUnavailable(Exception):
     pass
@@ -21,7 +23,7 @@ class HttpUpstream:
         self.client = client
 
     async def send(self, info: RequestInfo, headers: list[tuple[str, str]], body: bytes) -> UpstreamResponse:
-        out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP and k.lower() != "accept-encoding"]
+        out = [(k, v) for k, v in headers if k.lower() not in NOT_FORWARDED]
         out.append(("accept-encoding", "identity"))
         try:
             status, got, chunks, close = await self.client.request(info.method, self.base_url + info.path, out, body)
