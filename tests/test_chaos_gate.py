@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, load_report
+from conftest import ROOT, fast_clock, load_report
 from gate.cli import main
 
 SDK = ROOT / "examples" / "sdk_agent"
@@ -60,7 +60,9 @@ PLANTED = [
 
 @pytest.mark.parametrize("bug, scenario, invariant, reason", PLANTED)
 def test_planted_bug_is_caught_by_its_scenario(gate_env, tmp_path, bug, scenario, invariant, reason):
-    code, report = run(tmp_path, f"contract/refund/{scenario}", "contract/refund/baseline", bugs=bug)
+    # the 60 s tool hang waits out the agent's 12 s deadline: dilated (tests/test_dilation.py runs it at 1x too)
+    extra = fast_clock() if bug == "no_tool_timeout" else []
+    code, report = run(tmp_path, f"contract/refund/{scenario}", "contract/refund/baseline", bugs=bug, extra=extra)
     by_id = cells(report)
     assert by_id["contract/refund/baseline"]["status"] == "pass"  # the bug only shows under its fault
     cell = by_id[f"contract/refund/{scenario}"]
@@ -79,7 +81,7 @@ def test_double_write_trace_shows_the_withheld_write(gate_env, tmp_path):
 
 
 def test_same_seed_same_faults_at_any_concurrency(gate_env, tmp_path):
-    extra = ["--seed", "5"]
+    extra = ["--seed", "5", *fast_clock()]  # the profiles' holds and latencies, waited at a tenth
     profile_cfg = tmp_path / "flaky.yaml"
     text = CONFIG.read_text().replace("mutation: {enabled: false}",
                                       "mutation: {enabled: false}\nchaos: {profiles: [flaky_llm, degraded_llm, rate_limited]}")

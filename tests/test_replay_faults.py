@@ -95,7 +95,7 @@ def scenario(kind: str, side: str) -> dict:
 def config(orders_url: str, scenarios: list[dict], sessions: str | None = None) -> dict:
     sim = yaml.safe_load((SDK / "chaos-gate.yaml").read_text())["sim"]
     return {
-        "version": 1, "seed": 11, "concurrency": 2, "sim": sim,
+        "version": 1, "seed": 11, "concurrency": 4, "sim": sim,  # cells mostly wait on holds and deadlines
         "agent": {"start": {"command": [sys.executable, str(SDK / "agent.py")],
                             "env": {"PROVIDER": "openai", "AGENT_BUGS": BUGS, "OPENAI_API_KEY": "sk-sim"},
                             "ready": {"url": "{{url}}/health", "timeout": 20}},
