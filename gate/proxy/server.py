@@ -59,7 +59,7 @@ class _Cycle:
         self.body: list[bytes] = []
         self.body_done = False
         self.body_given = False  # the last body message was handed to the app
-        self.waiter: asyncio.Future | None = None
+        self.waiters: list[asyncio.Future] = []  # receive() calls waiting (a holding fault may add one)
         self.head: bytes | None = None  # written with the first body message, or alone at the next turn
         self.started = self.complete = False
         self.chunked = False
@@ -67,9 +67,11 @@ class _Cycle:
         self.head_only = scope["method"] == "HEAD"
 
     def wake(self) -> None:
-        waiter, self.waiter = self.waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if self.waiters:
+            waiters, self.waiters = self.waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     async def receive(self) -> dict:
         while True:
@@ -86,8 +88,9 @@ class _Cycle:
             if self.expect_continue and not self.started:
                 self.expect_continue = False
                 self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-            self.waiter = asyncio.get_running_loop().create_future()
-            await self.waiter
+            waiter = asyncio.get_running_loop().create_future()
+            self.waiters.append(waiter)
+            await waiter
 
     async def send(self, message: dict) -> None:
         if self.conn.gone:
