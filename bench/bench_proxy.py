@@ -78,9 +78,11 @@ def serve_proxy(upstream: str) -> None:
             await asyncio.sleep(1)
             hook.app.current = None
 
+    from gate.heap import frozen_heap
     from gate.runner.loop import run_async
 
-    run_async(main())
+    with frozen_heap():  # as in a gate run, whose proxies live inside it (gate/runner/gate_run.py)
+        run_async(main())
 
 
 def serve_naive(upstream: str) -> None:

@@ -184,3 +184,32 @@ def test_an_upstream_answer_split_across_writes_reaches_the_agent_whole(monkeypa
     assert answer.headers["content-length"] == str(len(answer.content)) and "transfer-encoding" not in answer.headers
     assert trace[0].forwarded and trace[0].bytes_out == len(answer.content)
     assert writes.counts == [1]
+
+
+def test_the_proxys_body_parse_reads_what_json_loads_reads():
+    """routes.py scans a UTF-8 body directly instead of json.loads(bytes): the same document, or
+    None exactly where json.loads refuses, for any bytes an agent sends."""
+    import json
+
+    from hypothesis import given, settings, strategies as st
+
+    from gate.proxy.routes import _json
+
+    def reference(body: bytes):
+        try:
+            return json.loads(body) if body else None
+        except ValueError:
+            return None
+
+    documents = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                             lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                             max_leaves=8)
+    spaced = st.builds(lambda doc, a, b: (a + json.dumps(doc, ensure_ascii=False) + b).encode(),
+                       documents, st.sampled_from(["", " ", "\n\t", "\r\n "]), st.sampled_from(["", " ", "\n", "x", "}"]))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(spaced, st.binary(max_size=40)))
+    def same(body):
+        assert repr(_json(body)) == repr(reference(body))
+
+    same()

@@ -81,7 +81,7 @@ def _cut_sse(body: bytes) -> bytes | None:
 def _cut_event(event: bytes) -> bytes:
     """The event with its data lines replaced by the first two thirds of their JSON; its other
     fields (event:, id:, comments) and its line endings kept, the blank line ending it too."""
-    nl = b"\r\n" if b"\r\n" in event else b"\n"
+    nl = b"\r\n" if event.find(b"\r\n") >= 0 else b"\n"
     lines = event.decode("utf-8", "replace").splitlines()
     while lines and not lines[-1].strip():
         lines.pop()

@@ -78,7 +78,9 @@ def body_of(vtype: str, value) -> bytes:
 
 
 class FunctionExchange(Exchange):
-    def __init__(self, info, headers, body, call: FunctionCall, upstream, entry, run_state, receive=None):
+    def __init__(self, info, headers, body, call: FunctionCall, upstream, entry, run_state, receive=None,
+                 honest: bool = True):
+        # always honest: whether the answer changed decides if the agent keeps its own value (_decode)
         super().__init__(info, headers, body, self._collect, upstream, entry, run_state, receive)
         self.call = call
         self.sleep = 0.0  # seconds the agent waits before acting on the next answer
@@ -103,7 +105,7 @@ class FunctionExchange(Exchange):
         self.vtype = got.get("type") if got.get("type") in MEDIA else "opaque"
         status = 200 if got.get("ok") else 500
         self.response = UpstreamResponse(status, [("content-type", MEDIA.get(self.vtype, MEDIA["opaque"]))],
-                                         WholeBody(body_of(self.vtype, got.get("value", got.get("error", "")))))
+                                         WholeBody(body_of(self.vtype, got.get("value", got.get("error", ""))))).watch()
         return self.response
 
     async def _wait(self, future: asyncio.Future):
@@ -192,7 +194,7 @@ class FunctionExchange(Exchange):
 
 def _is_failure(body: bytes) -> bool:
     """An MCP error answer (an `isError` result or a JSON-RPC error): a failure, not a value."""
-    if not body.startswith(b"{") or b'"jsonrpc"' not in body:
+    if not body.startswith(b"{") or body.find(b'"jsonrpc"') < 0:
         return False
     try:
         doc = json.loads(body)

@@ -112,7 +112,7 @@ class ProxyApp:
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
                            method=info.method, path=info.path, model=info.model, tool=info.tool,
                            rpc_method=info.rpc_method, body=body,
-                           idempotency_key=_header(headers, IDEMPOTENCY_HEADERS))
+                           idempotency_key=_idempotency_key(headers))
         self.mcp.mark(entry, info)
         send = self.mcp.watch(info, send)
         state = run or RunState(None)
@@ -123,12 +123,14 @@ class ProxyApp:
                 entry.extra["within"] = run.open_functions[-1].seq  # made by the function tool now running
             run.calls[route.name] = entry.call = run.calls.get(route.name, 0) + 1
             run.trace.append(entry)
-            run.active.add(asyncio.current_task())
+            task = asyncio.current_task()
+            run.active.add(task)
         decision = None
         if run is not None and run.schedule is not None and route.faultable(info):
             decision = run.schedule.decide(info, entry.call)
         # an in-process route brings its own Exchange (gate/instrument/exchange.py); `send` is then its call
-        ex = getattr(route, "exchange", Exchange)(info, headers, body, send, route.upstream, entry, state, receive)
+        ex = getattr(route, "exchange", Exchange)(info, headers, body, send, route.upstream, entry, state, receive,
+                                                  honest=decision is not None)
         try:
             if run is not None and run.replay is not None and decision is None:
                 await _serve_recorded(run.replay, info, body, ex)
@@ -159,7 +161,7 @@ class ProxyApp:
             if run is None:
                 self.stray.append((self.last_cell, entry.target, entry.method, entry.path, entry.status))
             else:
-                run.active.discard(asyncio.current_task())
+                run.active.discard(task)
 
 
     def _note_reach(self, route, info, body: bytes) -> None:
@@ -168,7 +170,7 @@ class ProxyApp:
         if len(self.offered) >= MAX_OFFERED:  # names come from the agent: bounded, whatever it sends
             return
         if route.kind == "llm":
-            self.offered.update(name[:200] for name in offered.tool_names(body))
+            self.offered.update(name[:200] for name in offered.tool_names(body, info.doc))
         elif info.tool:
             self.offered.add(str(info.tool)[:200])
 
@@ -185,11 +187,12 @@ def _judge(schedule, index: int, ex: Exchange) -> None:
     schedule.mark_not_applicable(index)
 
 
-IDEMPOTENCY_HEADERS = frozenset({"idempotency-key", "x-idempotency-key"})
-
-
-def _header(headers, wanted: frozenset) -> str | None:
-    return next((v for k, v in headers if k.lower() in wanted), None)
+def _idempotency_key(headers: list[tuple[str, str]]) -> str | None:
+    """The request's idempotency key, if it sent one. Names are lowercase, as ASGI hands them over."""
+    if not headers:
+        return None
+    named = dict(headers)  # one pass in C: this runs for every request
+    return named.get("idempotency-key") or named.get("x-idempotency-key")
 
 
 async def _read_body(receive) -> bytes:

@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 from gate.proxy.trace import TraceEntry
@@ -42,6 +42,7 @@ class RequestInfo:
     dialect: str | None = None  # the LLM wire dialect of this request (gate/dialects), if any
     operation: str | None = None  # generate | count_tokens | models | embeddings
     batch: tuple = ()  # a JSON-RPC batch: each message's {"method", "tool", "id"} (gate/proxy/routes.py)
+    doc: Any = field(default=None, repr=False, compare=False)  # the body as parsed by routes.py (read, never changed)
 
 
 class WholeBody:
@@ -68,12 +69,18 @@ class UpstreamResponse:
         self.status, self.headers, self._chunks, self._close = status, headers, chunks, close
         self.note = ""
         self._body: bytes | None = None
-        # What was read of the body, digested as it streams by (bounded memory); the
-        # honesty check compares it with what the agent was sent.
-        self.seen = hashlib.sha256(f"{status}\n".encode())
+        # What was read of the body, digested as it streams by (bounded memory), when an exchange
+        # whose fault is judged asks for it (`watch`): the honesty check compares it with what the
+        # agent was sent. A call no fault touched is not judged, and not digested.
+        self.seen = None
         self.exhausted = False
         self.tap = None  # (chunk, is_sse) -> None: the usage meter reads what the upstream sent
         self._content_type: str | None = None
+
+    def watch(self) -> "UpstreamResponse":
+        """Digest what is read from here on (before the first byte of the body)."""
+        self.seen = hashlib.sha256(f"{self.status}\n".encode())
+        return self
 
     @property
     def content_type(self) -> str:
@@ -93,7 +100,8 @@ class UpstreamResponse:
 
     async def _pull(self) -> AsyncIterator[bytes]:
         async for chunk in self._chunks:
-            self.seen.update(chunk)
+            if self.seen is not None:
+                self.seen.update(chunk)
             if self.tap is not None:
                 self.tap(chunk, self.is_sse)
             yield chunk
@@ -105,7 +113,8 @@ class UpstreamResponse:
         whole = getattr(self._chunks, "arrived_whole", None)
         body = whole() if whole is not None and self._body is None else None
         if body is not None:
-            self.seen.update(body)
+            if self.seen is not None:
+                self.seen.update(body)
             if self.tap is not None:
                 self.tap(body, self.is_sse)
             self.exhausted = True
@@ -138,14 +147,16 @@ class Aborted(Exception):
 
 class Exchange:
     def __init__(self, info: RequestInfo, headers: list[tuple[str, str]], body: bytes, send, upstream,
-                 entry: TraceEntry, run_state, receive=None):
+                 entry: TraceEntry, run_state, receive=None, honest: bool = True):
+        """`honest`: a fault acts on this exchange, so whether it changed what the agent got is
+        judged (`changed`); a plain relay skips the digests that takes."""
         self.info, self.headers, self.body, self._send = info, headers, body, send
         self.upstream, self.entry, self.run, self._receive = upstream, entry, run_state, receive
         self.started = False
         self.completed = False  # the response ended cleanly (not dropped)
         self.delayed = 0.0  # seconds of deliberate delay before the answer
         self.response: UpstreamResponse | None = None
-        self.sent = hashlib.sha256()
+        self.sent = hashlib.sha256() if honest else None
         self.inapplicable: str | None = None
         self.meter = None  # a UsageMeter once a generating LLM call is forwarded
 
@@ -156,6 +167,8 @@ class Exchange:
 
     def changed(self) -> bool:
         """Did the agent get something other than the upstream's answer, as it was sent?"""
+        if self.sent is None:
+            raise RuntimeError("changed() asked of an exchange made without honest=True")
         resp = self.response
         if resp is None or self.delayed > 0:
             return True  # withheld from the upstream, or delivered late on purpose
@@ -175,6 +188,8 @@ class Exchange:
         """Send the request upstream (the upstream really executes it)."""
         self.entry.forwarded = True
         self.response = await self.upstream.send(self.info, self.headers, self.body)
+        if self.sent is not None:
+            self.response.watch()
         self.meter = UsageMeter.for_request(self.info, self.body, self.response.status)
         if self.meter is not None:
             self.response.tap = self.meter.feed
@@ -203,7 +218,8 @@ class Exchange:
         self.started = True
         if self.run.record:  # the headers a replay must send back (gate.replay.recorder)
             self.entry.extra["headers"] = pairs
-        self.sent.update(f"{status}\n".encode())
+        if self.sent is not None:
+            self.sent.update(f"{status}\n".encode())
         await self._send({"type": "http.response.start", "status": status,
                           "headers": [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in pairs]})
 
@@ -214,7 +230,8 @@ class Exchange:
                 await self.finish()
             return
         self.entry.bytes_out += len(data)
-        self.sent.update(data)
+        if self.sent is not None:
+            self.sent.update(data)
         if self.run.record:
             self.entry.response_chunks.append(data)
         shown = self.entry.extra.get("shown", b"")

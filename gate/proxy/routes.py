@@ -6,6 +6,7 @@ to the upstream's base URL, so the agent's env var is the only change it sees.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ class Route:
 
     def describe(self, method: str, path: str, body: bytes) -> RequestInfo:
         info = RequestInfo(kind=self.kind, name=self.name, provider=self.provider, method=method, path=path)
-        doc = _json(body)
+        doc = info.doc = _json(body)
         if self.kind == "llm":
             _describe_llm(info, doc)
         elif self.provider == "mcp":
@@ -64,9 +65,7 @@ def _describe_rpc(info: RequestInfo, doc) -> None:
 
 def _describe_llm(info: RequestInfo, doc) -> None:
     """Dialect, operation, model and stream flag: from the body, or the path where the dialect puts them there."""
-    from gate import dialects
-
-    found = dialects.find(info.provider, info.method, info.path)
+    found = _dialects().find(info.provider, info.method, info.path)
     model = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
     if found is None:
         info.model, info.stream = model, isinstance(doc, dict) and bool(doc.get("stream"))
@@ -77,9 +76,32 @@ def _describe_llm(info: RequestInfo, doc) -> None:
     info.stream = dialect.wants_stream(info.path, doc)
 
 
+@functools.cache
+def _dialects():
+    """gate.dialects, imported on the first LLM request (not on every one: it is this module's hot path)."""
+    from gate import dialects
+
+    return dialects
+
+
+_SCAN = json.JSONDecoder().raw_decode
+_SPACE = json.decoder.WHITESPACE.match
+
+
 def _json(body: bytes):
+    """The body's JSON, or None. A UTF-8 body is scanned directly (json.loads on bytes first sniffs
+    the encoding in Python, on every request); anything unusual takes json.loads' own path."""
+    if not body:
+        return None
     try:
-        return json.loads(body) if body else None
+        text = body.decode()
+        doc, end = _SCAN(text, _SPACE(text, 0).end())
+        if _SPACE(text, end).end() == len(text):
+            return doc
+    except ValueError:
+        pass
+    try:
+        return json.loads(body)
     except ValueError:
         return None
 
