@@ -266,7 +266,7 @@ async def by_deadline(awaitable, seconds: float):
         expired.append(True)
         task.cancel()
 
-    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    timer = task.get_loop().call_later(seconds, expire)  # not get_running_loop(): a getpid() each on 3.11
     try:
         return await awaitable
     except asyncio.CancelledError:

@@ -1,8 +1,8 @@
 """The event loop the gate runs on: uvloop when installed, asyncio's otherwise.
 
-The proxy sits on the hot path of every agent call; uvloop (with uvicorn's httptools
-parser) cuts its per-request overhead several-fold, so it is a pinned dependency, but
-the gate stays correct without it.
+The proxy sits on the hot path of every agent call; uvloop (under the gate's own HTTP/1.1
+server and client, both fed to httptools' llhttp) cuts its per-request overhead several-fold,
+so it is a pinned dependency, but the gate stays correct without it.
 """
 
 from __future__ import annotations

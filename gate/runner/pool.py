@@ -42,6 +42,17 @@ class WorkItem:
     run: int
 
 
+class Applicable(list):
+    """The invariants a cell checks, asked once per distinct set whether any probes state after
+    the cell (`probing`), not once per run."""
+
+    __slots__ = ("probing",)
+
+    def __init__(self, invariants):
+        super().__init__(invariants)
+        self.probing = any(inv.probe is not None for inv in self)
+
+
 # Outcomes after which the agent may still be working on the cell it was given.
 STILL_BUSY = frozenset({"agent_timeout", "output_flood"})
 
@@ -122,7 +133,7 @@ class Worker:
             begun.clear()
             if instance.spec.time_scale > 1:  # a process the cell started (a command agent) counts too
                 self._refuse_undilated()
-            if any(inv.probe is not None for inv in invariants):
+            if getattr(invariants, "probing", True) and any(inv.probe is not None for inv in invariants):
                 await self._probe_state(invariants, obs)
         except HarnessError as exc:
             return Finished.now(RunResult(run=item.run, reason="harness_error", error=str(exc)))
@@ -313,7 +324,7 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
             ids = item.cell.invariants
             applicable = applicable_to.get(ids)
             if applicable is None:
-                applicable = applicable_to[ids] = [invariants[i] for i in ids]
+                applicable = applicable_to[ids] = Applicable(invariants[i] for i in ids)
             done = await worker.observe(item, applicable, baselines.get(item.cell.input_id))
             if done.obs is not None and done.obs.trace:  # proxied runs: judged now, their trace entries let go
                 done.value()

@@ -82,6 +82,7 @@ class Connection(asyncio.Protocol):
 
     def __init__(self):
         self.transport: asyncio.Transport | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.response: _Response | None = None
         self.waiter: asyncio.Future | None = None
         self.closed = False  # the peer closed (or the bytes broke the protocol)
@@ -92,6 +93,8 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self.transport = transport
+        # asked once: on Python 3.11 every get_running_loop() is a getpid() system call
+        self.loop = asyncio.get_running_loop()
 
     def data_received(self, data: bytes) -> None:
         response = self.response
@@ -127,7 +130,7 @@ class Connection(asyncio.Protocol):
     def arrival(self) -> asyncio.Future:
         """A future done when something arrives or the connection ends (a future, not a coroutine:
         awaited on every request and every streamed chunk)."""
-        self.waiter = asyncio.get_running_loop().create_future()
+        self.waiter = self.loop.create_future()
         return self.waiter
 
     def resume(self) -> None:
