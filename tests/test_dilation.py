@@ -200,8 +200,10 @@ def test_the_bootstrap_reports_the_agents_own_clock_rate(runtime):
     library = next(lib for lib in dilation.candidates() if dilation.probe(lib, 10))
     fast = _clock_posts(program, dilation.dilated(dict(os.environ), library, 10))
     slow = _clock_posts(["env", "-u", "LD_PRELOAD", *program], dilation.dilated(dict(os.environ), library, 10))
-    assert len(fast) == 1 and 5 < next(iter(fast.values())) < 15, fast
-    assert len(slow) == 1 and 0.5 < next(iter(slow.values())) < 1.5, slow
+    # Real time is taken as each reading arrives: a loaded machine that delays the first more than the
+    # second reads a dilated clock as faster than 10x (17x once on CI), never an undilated one as 10x.
+    assert len(fast) == 1 and 4 < next(iter(fast.values())) < 30, fast
+    assert len(slow) == 1 and 0.5 < next(iter(slow.values())) < 2, slow
 
 
 @needs_library

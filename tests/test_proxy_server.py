@@ -18,7 +18,6 @@ import pytest
 
 from gate.proxy import server as proxy_server
 from gate.proxy.server import ProxyServer
-from proxy_harness import sim_proxy
 
 
 class Writes:
@@ -126,10 +125,50 @@ def test_pipelined_requests_are_answered_in_order():
     assert got.index(b"/one") < got.index(b"/two") and got.count(b"HTTP/1.1 200 OK") == 2
 
 
+def test_a_pipelined_request_whose_body_is_still_arriving_is_read_once_its_turn_comes():
+    """Reading pauses while a pipelined request waits; when its turn comes it must resume, or the
+    rest of that request's body is never read and the agent waits forever."""
+    async def echo_body(scope, receive, send):
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(body))]})
+        await send({"type": "http.response.body", "body": body})
+
+    def client(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=3) as sock:
+            sock.sendall(b"POST /1 HTTP/1.1\r\nhost: a\r\ncontent-length: 3\r\n\r\none"
+                         b"POST /2 HTTP/1.1\r\nhost: a\r\ncontent-length: 5\r\n\r\ntw")
+            got = b""
+            while b"one" not in got:
+                got += sock.recv(65536)
+            sock.sendall(b"o-2")  # the rest of the second body, after the first answer
+            while not got.endswith(b"two-2"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+            return got
+
+    async def main():
+        server = ProxyServer(echo_body)
+        await server.start()
+        try:
+            return await asyncio.to_thread(client, server.port)
+        finally:
+            await server.stop()
+
+    got = asyncio.run(main())
+    assert got.count(b"HTTP/1.1 200 OK") == 2 and got.endswith(b"two-2")
+
+
 @pytest.mark.parametrize("request_bytes, status", [
     (b"GET / HTTP/1.1\r\nhost: a\r\nx-flood: " + b"a" * (2 << 20) + b"\r\n\r\n", b"431"),
     (b"\x00\x01 not http at all\r\n\r\n", b"400"),
-])
+], ids=["header-flood", "garbage"])
 def test_a_flood_or_garbage_is_refused_and_the_server_serves_on(request_bytes, status):
     (refused, _), (after, _) = _talk(_answer, (request_bytes, b"", 5), (GET, OK, 5))
     assert refused.startswith(b"HTTP/1.1 " + status) and b"connection: close" in refused
@@ -171,16 +210,60 @@ def test_receive_says_disconnect_when_the_agent_hangs_up_mid_hold():
     assert seen == ["http.disconnect", "http.disconnect"]
 
 
+class PausingUpstream:
+    """A tool upstream that writes its head, waits, then writes its body (as a slow server or a TLS
+    record boundary would split them): the agent must still get one answer with its length."""
+
+    BODY = b'{"refund_id": "rf_1", "status": "refunded"}'
+
+    def __init__(self):
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length:")))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                             b"content-length: %d\r\nconnection: close\r\n\r\n" % len(self.BODY))
+                time.sleep(0.1)
+                conn.sendall(self.BODY)
+
+    def close(self):
+        self.sock.close()
+
+
 def test_an_upstream_answer_split_across_writes_reaches_the_agent_whole(monkeypatch):
-    """The loopback tool server writes its head and its body separately (http.server does); the
-    proxy waits for the small, length-delimited body and hands the agent one answer with its length."""
+    """The proxy waits for a small, length-delimited body that arrives after its head and hands the
+    agent one answer with its length (one write), not a head, a chunk and a terminator."""
+    from proxy_harness import ProxyHarness
+
     writes = Writes(monkeypatch)
-    with sim_proxy() as proxy:
+    upstream = PausingUpstream()
+    proxy = ProxyHarness(upstream.url)
+    try:
         proxy.begin()
         with httpx.Client(trust_env=False) as client:
             answer = client.post(proxy.env["ORDERS_URL"] + "/refund", json={"order_id": "1"})
         trace = proxy.end()
-    assert answer.status_code == 200 and answer.json()["status"] == "refunded"
+    finally:
+        proxy.close()
+        upstream.close()
+    assert answer.status_code == 200 and answer.content == PausingUpstream.BODY
     assert answer.headers["content-length"] == str(len(answer.content)) and "transfer-encoding" not in answer.headers
     assert trace[0].forwarded and trace[0].bytes_out == len(answer.content)
     assert writes.counts == [1]

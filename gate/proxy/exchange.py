@@ -65,8 +65,11 @@ class WholeBody:
 class UpstreamResponse:
     """Status, headers and a body iterator, from a real upstream or the sim."""
 
-    def __init__(self, status: int, headers: list[tuple[str, str]], chunks: AsyncIterator[bytes], close=None):
+    def __init__(self, status: int, headers: list[tuple[str, str]], chunks: AsyncIterator[bytes], close=None,
+                 length: int | None = None):
+        """`length`: the content-length the upstream declared (a hop header, so not in `headers`)."""
         self.status, self.headers, self._chunks, self._close = status, headers, chunks, close
+        self.length = length
         self.note = ""
         self._body: bytes | None = None
         # What was read of the body, digested as it streams by (bounded memory), when an exchange
@@ -95,8 +98,7 @@ class UpstreamResponse:
     def small(self) -> bool:
         """A length-delimited answer of at most WHOLE_BYTES: the agent can use none of it before
         its last byte, so it is relayed whole, however the upstream split it into writes."""
-        length = next((v for k, v in self.headers if k.lower() == "content-length"), None)
-        return length is not None and length.isdigit() and int(length) <= WHOLE_BYTES
+        return self.length is not None and self.length <= WHOLE_BYTES
 
     async def _pull(self) -> AsyncIterator[bytes]:
         async for chunk in self._chunks:

@@ -331,7 +331,7 @@ class _Connection(asyncio.Protocol):
         self.serving = None
         if self.queue:
             self._serve(self.queue.popleft())
-        elif self.read_paused:
+        if not self.queue and self.read_paused:  # the next request's body may still be arriving
             self.resume_reading()
 
     def _refuse(self, status: int, why: bytes) -> None:

@@ -29,8 +29,14 @@ class HttpUpstream:
             status, got, chunks, close = await self.client.request(info.method, self.base_url + info.path, out, body)
         except WireError as exc:
             raise UpstreamUnavailable(str(exc)) from None
-        headers_out = [(k, v) for k, v in got if k.lower() not in HOP_BY_HOP]
-        return UpstreamResponse(status, headers_out, chunks, close)
+        headers_out, length = [], None
+        for k, v in got:
+            low = k.lower()
+            if low not in HOP_BY_HOP:
+                headers_out.append((k, v))
+            elif low == "content-length" and v.isdigit():
+                length = int(v)
+        return UpstreamResponse(status, headers_out, chunks, close, length=length)
 
 
 def upstream_client() -> WireClient:
