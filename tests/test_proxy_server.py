@@ -128,13 +128,10 @@ def test_pipelined_requests_are_answered_in_order():
 def test_a_pipelined_request_whose_body_is_still_arriving_is_read_once_its_turn_comes():
     """Reading pauses while a pipelined request waits; when its turn comes it must resume, or the
     rest of that request's body is never read and the agent waits forever."""
+    from gate.proxy.app import _read_body
+
     async def echo_body(scope, receive, send):
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await _read_body(receive)  # the proxy's own reader
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(body))]})
         await send({"type": "http.response.body", "body": body})
 
