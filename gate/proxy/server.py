@@ -64,7 +64,7 @@ class _Cycle:
         self.started = self.complete = False
         self.chunked = False
         self.remaining: int | None = None  # content-length still owed
-        self.head_only = scope["method"] == "HEAD"
+        self.bodiless = scope["method"] == "HEAD"  # and, once the status is known, 1xx, 204 and 304
 
     def wake(self) -> None:
         if self.waiters:
@@ -131,10 +131,8 @@ class _Cycle:
             # a name or value with a line break of its own (one check of the whole head: `b"\r" in x`
             # costs CPython a formatted TypeError per test before it searches)
             raise RuntimeError("a response header with a line break")
-        bodiless = self.head_only or status in (204, 304) or status < 200
-        self.head_only = bodiless
+        self.bodiless = self.bodiless or status in (204, 304) or status < 200
         self.head = head  # finished by _framing (length or chunked) when the body comes
-        self.bodiless = bodiless
         asyncio.get_running_loop().call_soon(self._flush_head)
 
     def _framing(self, first: bytes, more: bool) -> bytes:
@@ -159,7 +157,7 @@ class _Cycle:
         head = b""
         if self.head is not None:
             head, self.head = self.head + self._framing(data, more), None
-        if self.head_only:
+        if self.bodiless:
             data = b""
         elif self.chunked:
             data = (b"%x\r\n%b\r\n" % (len(data), data) if data else b"") + (b"" if more else b"0\r\n\r\n")
@@ -170,7 +168,7 @@ class _Cycle:
         if head or data:
             self.transport.write(head + data if head else data)
         if not more:
-            if self.remaining and not self.head_only:
+            if self.remaining and not self.bodiless:
                 raise RuntimeError("response content shorter than its content-length")
             self.complete = True
             self.wake()
@@ -309,19 +307,11 @@ class _Connection(asyncio.Protocol):
             self._close()
             raise
         except Exception:  # an app error: never a traceback on the agent's connection
-            if not cycle.started and not self.gone:
-                cycle.head = None
-                self.transport.write(b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\n"
-                                     b"content-length: 21\r\nconnection: close\r\n\r\nInternal Server Error")
-            self._close()
-            return
-        if not cycle.complete:  # the app returned without finishing its answer
-            if not cycle.started and not self.gone:
-                self.transport.write(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n"
-                                     b"connection: close\r\n\r\n")
-            elif cycle.head is not None:
+            cycle.head = None  # a head it started is not sent on
+        if not cycle.complete:  # failed, or returned without finishing its answer
+            if cycle.head is not None:
                 cycle._flush_head()
-            self._close()
+            self._refuse(500, b"Internal Server Error")  # the status only if no head went out
 
     def finished(self, cycle: _Cycle) -> None:
         """The response is complete: the next request, or the end of the connection."""

@@ -115,6 +115,8 @@ class Worker:
         skipped before their coroutines are made: this is the path every cell takes between one
         answer and the next request."""
         cell, instance = item.cell, self.instance
+        if not isinstance(invariants, Applicable):  # a followup's list (recover, shrink)
+            invariants = Applicable(invariants)
         ctx = {"cell_id": cell.id, "input_id": cell.input_id, "run": str(item.run)}
         obs = None
         begun: list[RunHook] = []
@@ -133,7 +135,7 @@ class Worker:
             begun.clear()
             if instance.spec.time_scale > 1:  # a process the cell started (a command agent) counts too
                 self._refuse_undilated()
-            if getattr(invariants, "probing", True) and any(inv.probe is not None for inv in invariants):
+            if invariants.probing:
                 await self._probe_state(invariants, obs)
         except HarnessError as exc:
             return Finished.now(RunResult(run=item.run, reason="harness_error", error=str(exc)))

@@ -216,7 +216,14 @@ def build_session(trace_id: str, runs: list[dict], index: Index, wrappers: set[s
 
 
 def import_langsmith(path: Path, llm_target: str = "llm", tool_map: dict[str, str] | None = None) -> ImportResult:
-    """Linear in the runs; the heap is frozen while it imports (see gate/heap.py), so a process
+    return import_runs(path, flatten, build_session, llm_target, tool_map)
+
+
+def import_runs(path: Path, runs_of, build, llm_target: str, tool_map: dict[str, str] | None) -> ImportResult:
+    """The import LangSmith and OpenTelemetry share: each document -> runs (`runs_of`; a ValueError
+    skips that document) -> one Index -> a session per trace (`build`; Skip skips that trace).
+
+    Linear in the runs; the heap is frozen while it imports (see gate/heap.py), so a process
     already holding a large heap (a test session, a gate run) does not walk it again per batch."""
     with frozen_heap():
         docs, bad_lines = read_documents(path)
@@ -224,7 +231,7 @@ def import_langsmith(path: Path, llm_target: str = "llm", tool_map: dict[str, st
         runs: list[dict] = []
         for n, doc in enumerate(docs):
             try:
-                runs.extend(flatten(doc))
+                runs.extend(runs_of(doc))
             except ValueError as exc:
                 where = f"line {n + 1}" if len(docs) > 1 else str(path)
                 result.skipped.append((where, str(exc)))
@@ -232,7 +239,7 @@ def import_langsmith(path: Path, llm_target: str = "llm", tool_map: dict[str, st
         wrappers = index.wrappers()
         for trace_id, group in index.traces().items():
             try:
-                result.sessions.append(build_session(trace_id, group, index, wrappers, llm_target, tool_map or {}))
+                result.sessions.append(build(trace_id, group, index, wrappers, llm_target, tool_map or {}))
             except Skip as exc:
                 result.skipped.append((trace_id, str(exc)))
         return result

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from gate.dialects.model import ToolCall, Turn
-from gate.heap import frozen_heap
 from gate.replay.importers import ImportResult, Skip, failed, llm_answer, session_of, tool_answer
 from gate.replay.importers.failures import classify
-from gate.replay.importers.langsmith import Index, read_documents
+from gate.replay.importers.langsmith import Index, import_runs
 from gate.replay.importers.messages import FINISH
 
 LLM_OPS = ("chat", "text_completion", "generate_content", "completion")
@@ -176,22 +175,4 @@ def build(trace_id: str, runs: list[dict], index: Index, wrappers: set[str], llm
 
 
 def import_otel(path: Path, llm_target: str = "llm", tool_map: dict[str, str] | None = None) -> ImportResult:
-    """Linear in the runs; the heap is frozen while it imports (see gate/heap.py), so a process
-    already holding a large heap (a test session, a gate run) does not walk it again per batch."""
-    with frozen_heap():
-        docs, bad = read_documents(path)
-        result = ImportResult(skipped=list(bad))
-        runs = []
-        for n, doc in enumerate(docs):
-            try:
-                runs.extend(as_run(s) for s in spans_of(doc))
-            except ValueError as exc:
-                result.skipped.append((f"line {n + 1}" if len(docs) > 1 else str(path), str(exc)))
-        index = Index(runs)
-        wrappers = index.wrappers()
-        for trace_id, group in index.traces().items():
-            try:
-                result.sessions.append(build(trace_id, group, index, wrappers, llm_target, tool_map or {}))
-            except Skip as exc:
-                result.skipped.append((trace_id, str(exc)))
-        return result
+    return import_runs(path, lambda doc: (as_run(s) for s in spans_of(doc)), build, llm_target, tool_map)
