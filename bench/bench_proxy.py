@@ -59,7 +59,7 @@ def serve_upstream() -> None:
 
 def serve_proxy(upstream: str) -> None:
     from gate.config.models import Config
-    from gate.proxy.hook import ProxyHook
+    from gate.runner.proxy_hook import ProxyHook
 
     config = Config.model_validate({
         "agent": {"url": "http://127.0.0.1:9", "invoke": {"http": {"url": "{{url}}"}}},

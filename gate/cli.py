@@ -233,10 +233,10 @@ def check_output_dir(path: Path, flag: str) -> None:
 
 
 def cmd_replay(args, console: Console) -> int:
-    from gate.replay import commands
+    from gate import reproduce
 
     if args.replay_command == "export":
-        paths = commands.export(args.source, args.output_dir, args.cell, args.config)
+        paths = reproduce.export(args.source, args.output_dir, args.cell, args.config)
         for path in paths:
             console.print(f"wrote {path}", highlight=False)
         console.print(f"{len(paths)} session(s) exported", highlight=False)
@@ -248,12 +248,12 @@ def cmd_replay(args, console: Console) -> int:
 
 def cmd_pin(args, console: Console) -> int:
     from gate.config import load_config
-    from gate.replay import commands
+    from gate import reproduce
 
     loaded = load_config(args.config, {"seed": args.seed})
     seed, ids, reasons = loaded.config.seed, list(args.cells), {}
     if args.source:
-        report = commands.load_report(args.source)
+        report = reproduce.load_report(args.source)
         seed = report.verdict.seed
         failing = {c.id: c.reason for c in report.verdict.cells if c.status == "fail"}
         ids = ids or list(failing)
@@ -261,7 +261,7 @@ def cmd_pin(args, console: Console) -> int:
     if not ids:
         console.print("nothing to pin", highlight=False)
         return 0
-    added = commands.pin(loaded, ids, seed, reasons)
+    added = reproduce.pin(loaded, ids, seed, reasons)
     console.print(f"pinned {len(added)} cell(s) in {loaded.base_dir / loaded.config.replay.pins}", highlight=False)
     return 0
 
@@ -277,25 +277,25 @@ def warn_if_changed(loaded, expected: str | None) -> None:
 
 def cmd_reproduce(args, console: Console) -> int:
     from gate.config import load_config
-    from gate.replay import commands
+    from gate import reproduce
 
     loaded = load_config(args.config, {"seed": args.seed})
     warn_if_changed(loaded, args.expect_digest)
-    return commands.reproduce(loaded, args.cell, args.config, console)
+    return reproduce.reproduce(loaded, args.cell, args.config, console)
 
 
 def cmd_sweep(args, console: Console) -> int:
     from gate.config import load_config
-    from gate.replay import commands
+    from gate import reproduce
 
     loaded = load_config(args.config)
-    failing = commands.sweep(loaded, args.seeds, args.config, console, args.pin)
+    failing = reproduce.sweep(loaded, args.seeds, args.config, console, args.pin)
     return 1 if failing else 0
 
 
 def cmd_merge(args, console: Console) -> int:
     from gate.config import load_config
-    from gate.runner.merge import merge_reports
+    from gate.verdict.merge import merge_reports
 
     loaded = load_config(args.config, {"seed": args.seed})
     from gate.runner.insights import read_baseline

@@ -15,7 +15,7 @@ from pydantic import TypeAdapter
 
 from gate.config.chaos import Fault
 from gate.config.models import Config
-from gate.proxy.hook import ProxyHook
+from gate.runner.proxy_hook import ProxyHook
 from httpkit import JsonHandler, serve
 
 SIM = {

@@ -342,7 +342,7 @@ def test_calls_between_runs_are_stray_and_never_in_a_cells_trace(rig):
 
 
 def test_the_worker_index_reaches_the_hook(rig):
-    from gate.proxy.hook import proxy_factory
+    from gate.runner.proxy_hook import proxy_factory
 
     [hook] = proxy_factory(rig[0].config)(3)
     hook.server.sock.close()

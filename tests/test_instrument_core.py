@@ -18,7 +18,7 @@ import pytest
 from gate.config.models import Config
 from gate.instrument import environment
 from gate.instrument.exchange import NotApplicable, decode_value
-from gate.runner.reach import build_reach, unmatched_reason
+from gate.verdict.reach import build_reach, unmatched_reason
 from proxy_harness import sim_proxy
 
 AGENT = r'''
@@ -354,7 +354,7 @@ def test_garbage_on_the_fn_endpoints_never_breaks_the_proxy(proxy):
 
 def test_a_trace_invariant_naming_a_tool_nobody_called_is_vacuous_at_run_time():
     from gate.report.model import CellResult
-    from gate.runner.coverage import unmatched_tool_filters
+    from gate.verdict.coverage import unmatched_tool_filters
 
     config = Config.model_validate({
         "agent": {"start": {"command": "true"}, "invoke": {"http": {"url": "{{url}}"}}},

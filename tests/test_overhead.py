@@ -148,7 +148,7 @@ def test_free_spots_are_found_once_but_handed_out_as_copies():
 
 
 def test_each_reproduce_command_carries_its_own_config_and_digest():
-    from gate.runner.evaluate import reproduce_command
+    from gate.verdict.evaluate import reproduce_command
 
     cell = Cell("chaos/a/timeout", 3, "chaos", "a", "hi", "hi", 7)
     first = reproduce_command("one.yaml", cell, env={"MODE": "a b"}, digest="d1")

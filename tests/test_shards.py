@@ -88,7 +88,7 @@ def test_merged_coverage_keeps_the_unsharded_order():
     from types import SimpleNamespace
 
     from gate.report.model import FaultCoverage, ScenarioCoverage
-    from gate.runner.coverage import merge_coverage
+    from gate.verdict.coverage import merge_coverage
 
     def sc(name, fired):
         return ScenarioCoverage(stage="contract", scenario=name, cells=1, faults=[FaultCoverage(

@@ -12,7 +12,7 @@ from gate.faults import Schedule
 from gate.proxy.exchange import RequestInfo
 from gate.report.insight_model import Firing
 from gate.report.model import CheckResult, RunResult
-from gate.runner.evaluate import format_firings
+from gate.verdict.evaluate import format_firings
 from gate.runner.insights import parse_firings
 from gate.runner.shrink import ShrinkJob, ddmin, shrink_one
 from sdk_config import sdk_config, set_agent

@@ -14,7 +14,7 @@ import pytest
 from conftest import AGENTS, load_report, planted_agent_block, write_config
 from httpkit import JsonHandler, serve
 from gate.report.model import CellResult, RunResult, TraceStep
-from gate.runner.coverage import fault_coverage, vacuous_scenarios
+from gate.verdict.coverage import fault_coverage, vacuous_scenarios
 from gate.plan import Cell
 from gate.faults import FAULTS
 

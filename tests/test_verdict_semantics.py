@@ -336,7 +336,7 @@ def test_a_fault_that_did_not_fire_says_what_to_change():
     from gate.faults import FAULTS
     from gate.plan import Cell
     from gate.report.model import CellResult, Reach, RunResult
-    from gate.runner.coverage import fault_coverage
+    from gate.verdict.coverage import fault_coverage
 
     faults = (FAULTS["server_error"](kind="server_error", target="llm", probability=0.01),
               FAULTS["server_error"](kind="server_error", target="llm", on_calls=[5]),

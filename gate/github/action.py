@@ -86,7 +86,7 @@ def _run(inputs, workdir: Path, workspace: Path, out):
     workflow.group("chaos-gate merge" if inputs.merge else "chaos-gate run", out)
     try:
         if inputs.merge:
-            from gate.runner.merge import merge_reports
+            from gate.verdict.merge import merge_reports
 
             found = sorted(p for p in workdir.glob(inputs.reports) if loaded.config.output.dir not in p.parts)
             out.write(f"merging {len(found)} shard report(s): {', '.join(map(str, found))}\n")

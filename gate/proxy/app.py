@@ -23,7 +23,7 @@ from gate.proxy.trace import TraceEntry
 from gate.proxy.upstream import UpstreamUnavailable
 
 
-MAX_OFFERED = 1000  # tool names kept for coverage's "the agent offered" (gate/runner/reach.py)
+MAX_OFFERED = 1000  # tool names kept for coverage's "the agent offered" (gate/verdict/reach.py)
 
 
 class RunState:

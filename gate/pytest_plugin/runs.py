@@ -68,7 +68,7 @@ def commands(item, spec, run) -> list[str]:
         if run.run:
             parts += ["--runs", str(run.run + 1)]  # world faults draw from the run index too
         if spec.faults:
-            from gate.runner.evaluate import format_firings
+            from gate.verdict.evaluate import format_firings
 
             parts += ["--faults", format_firings(run.trace.firings())]
         out.append(shlex.join(parts))

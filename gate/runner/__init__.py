@@ -1,5 +1,6 @@
-"""Runner: workers (agent instance + attachments) executing the plan's cells."""
+"""Runner: workers (agent instance + attachments) executing the plan's cells; the verdict is
+gate/verdict's."""
 
-from gate.runner.gate_run import assemble, plan_for, run_gate
+from gate.runner.gate_run import plan_for, run_gate
 
-__all__ = ["assemble", "plan_for", "run_gate"]
+__all__ = ["plan_for", "run_gate"]

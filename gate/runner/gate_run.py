@@ -15,26 +15,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from gate import __version__
 from gate.agent.logs import scrub_dir
 from gate.config import LoadedConfig
 from gate.contracts.output_checks import SimilarToBaseline
 from gate.errors import ConfigError
-from gate.proxy.hook import needs_proxy, proxy_factory
+from gate.runner.proxy_hook import needs_proxy, proxy_factory
 from gate.plan import Cell, build_plan, invariants_of, select
 from gate.plan.shard import shard_of
 from gate.report.exchanges import cell_exchanges
-from gate.report.model import (CellTiming, Counts, InvariantSummary, PinStatus, Report, RunInfo, ShardInfo, Timings,
-                               VerdictPart)
-from gate.runner.evaluate import fold_cell, forget_shared, reproduce_command
-from gate.runner import insights, recover, soundness
-from gate.runner.coverage import fault_coverage
-from gate.runner.reach import build_reach
+from gate.report.model import (CellTiming, PinStatus, Report, ShardInfo)
+from gate.verdict.evaluate import fold_cell, forget_shared, reproduce_command
+from gate.runner import insights, recover
+from gate.verdict.assemble import assemble, finish_cell
+from gate.verdict.coverage import fault_coverage
+from gate.verdict.reach import build_reach
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
 from gate.heap import frozen_heap, settle_heap
 from gate.report.failure import mark_error
 from gate.runner.pool import PoolResult, make_workers, run_pool
-from gate.scoring import decide, overall_score, score_stages
 
 
 def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dict[str, str]:
@@ -92,7 +90,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
               shard: tuple[int, int] | None = None, record_dir: Path | None = None,
               baseline: Report | None = None, firings: frozenset | None = None) -> Report:
     config = loaded.config
-    forget_shared()  # results shared between cells are this run's alone (gate/runner/evaluate.py)
+    forget_shared()  # results shared between cells are this run's alone (gate/verdict/evaluate.py)
     whole, cells = plan_for(loaded, only, stage_builders, shard)
     cells = insights.with_firings(cells, firings, only)  # --faults: exactly these firings
     pins: list[dict] = []
@@ -140,7 +138,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
         results.append(fold_cell(cell, applicable, runs, reproduce_command(label, cell, env=loaded.env_used,
                                                                              digest=loaded.digest),
                                   loaded.redactor.redact, stats.get(cell.id)))
-        insights.finish_cell(results[-1], cell, shrinks.get(cell.id), label, loaded.env_used, loaded.digest)
+        finish_cell(results[-1], cell, shrinks.get(cell.id), label, loaded.env_used, loaded.digest)
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
@@ -178,52 +176,3 @@ def _stats_by_cell(pool, cells: list[Cell]) -> dict[str, list]:
 def _redact_logs(log_dir: Path, redactor, cap: int | None = None) -> None:
     """The agents wrote their own logs; scrub secret values (streaming) and cap them before anyone reads them."""
     scrub_dir(log_dir, redactor, cap)
-
-
-def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only,
-             coverage=(), stray=(), whole_plan: bool = False, baseline: Report | None = None, reruns=()) -> Report:
-    config = loaded.config
-    not_started = soundness.startup_failure(loaded, results)
-    if not_started is not None:  # a command agent that never started: errors, in no score
-        not_started = loaded.redactor.redact(not_started)
-        soundness.charge_to_start(results, not_started)
-    stages = score_stages(config, results)
-    score = overall_score(stages)
-    comparison, floors, floor_reasons, usage = insights.verdict_extras(config, results, stages, score,
-                                                                       loaded.digest, baseline)
-    verdict, code, reasons = decide(config, results, stages, score, comparison, floor_reasons)
-    tally: dict[str, int] = {}
-    for cell in results:
-        tally[cell.reason] = tally.get(cell.reason, 0) + 1
-    checked: dict[str, int] = {}  # invariant id -> cells that checked it, and cells that breached it
-    breached: dict[str, int] = {}
-    for cell in results:  # one pass (a pass per invariant was cells x invariants squared)
-        for outcome in cell.invariants:
-            checked[outcome.id] = checked.get(outcome.id, 0) + 1
-            breached[outcome.id] = breached.get(outcome.id, 0) + outcome.breached
-    summaries = []
-    for inv in invariants_of(config):
-        index = next((n for n, i in enumerate(config.contract.invariants) if i.id == inv.id), None)
-        line = loaded.line_of("contract", "invariants", index) if index is not None else None
-        summaries.append(InvariantSummary(id=inv.id, severity=inv.severity, checked=checked.get(inv.id, 0),
-                                          breached=breached.get(inv.id, 0), line=line))
-    part = VerdictPart(
-        verdict=verdict, exit_code=code, score=score, min_score=config.gate.min_score, reasons=reasons,
-        seed=config.seed, config=label, config_digest=loaded.digest, runs_per_cell=config.runs,
-        counts=Counts(cells=len(results), passed=sum(c.status == "pass" for c in results),
-                      failed=sum(c.status == "fail" for c in results),
-                      errors=sum(c.status == "error" for c in results), flaky=sum(c.flaky for c in results),
-                      skipped=sum(c.status == "skipped" for c in results)),
-        stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
-        coverage=list(coverage), usage=usage, pass_k=floors)
-    soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
-                                           whole_plan=whole_plan, stray_count=len(stray),
-                                           startup=not_started, reruns=reruns))
-    part.warnings += insights.regression_warning(config, baseline)
-    finished = datetime.now(timezone.utc)
-    return Report(verdict=part, timings=Timings(
-        started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
-        wall_seconds=round(wall, 3), agent_startup_seconds=startup, cells=timings),
-        run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray),
-                    reruns=list(reruns)),
-        comparison=comparison)

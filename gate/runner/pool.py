@@ -23,7 +23,7 @@ from gate.contracts import InvariantBase, Observation
 from gate.errors import HarnessError
 from gate.plan import Cell
 from gate.report.model import RunResult, TraceStep
-from gate.runner.evaluate import check_run
+from gate.verdict.evaluate import check_run
 
 
 class RunHook(Protocol):
@@ -247,7 +247,7 @@ class PoolResult:
     fault_stats: dict[WorkItem, dict | None] = field(default_factory=dict)
     stray: list = field(default_factory=list)
     bodies: dict[WorkItem, list] = field(default_factory=dict)  # (request, response) bytes per trace step
-    reached: list = field(default_factory=list)  # per worker hook: what its proxy reached (gate/runner/reach.py)
+    reached: list = field(default_factory=list)  # per worker hook: what its proxy reached (gate/verdict/reach.py)
     clock_rates: list = field(default_factory=list)  # under time_scale: each agent process's own clock rate
     unjudged: dict[WorkItem, Finished] = field(default_factory=dict)  # finished runs, until `judge()`
 

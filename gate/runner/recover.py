@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from gate.plan import Cell
 from gate.report.model import Rerun, RunResult
-from gate.runner.evaluate import fold_cell
+from gate.verdict.evaluate import fold_cell
 
 
 @dataclass
@@ -197,20 +197,3 @@ def chain(*followups):
         for step in present:
             await step(workers, pool)
     return run_all
-
-
-def warnings(reruns: list[Rerun]) -> list[str]:
-    """What the verdict says about the re-runs (the details are in report.run.reruns)."""
-    out = []
-    passed = [r for r in reruns if r.outcome == "passed"]
-    for origin in dict.fromkeys(r.left_broken_by for r in passed):
-        victims = [r.cell for r in passed if r.left_broken_by == origin]
-        shown = ", ".join(victims[:3]) + (f" and {len(victims) - 3} more" if len(victims) > 3 else "")
-        out.append(f"the agent was left broken by {origin}: {len(victims)} later cell(s) on that agent instance "
-                   f"failed with none of their own faults firing ({shown}) and passed when re-run on a restarted "
-                   "agent, so they are not charged; the agent does not recover from what that cell's faults did")
-    again = [r.cell for r in reruns if r.outcome != "passed"]
-    if again:
-        out.append(f"{len(again)} cell(s) failed on an agent instance an earlier cell's faults had fired on, and "
-                   f"failed again on a restarted agent: charged to themselves ({', '.join(again[:3])})")
-    return out

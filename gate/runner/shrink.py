@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from gate.plan import Cell
 from gate.report.insight_model import Firing, Shrink
 from gate.report.model import RunResult
-from gate.runner.evaluate import fold_cell
+from gate.verdict.evaluate import fold_cell
 
 SHRINK_STAGES = ("chaos", "contract")
 

@@ -21,7 +21,7 @@ DUMMY_KEYS = {"openai": ("OPENAI_API_KEY", "sk-chaos-gate-sim"), "anthropic": ("
 
 class ChaosProxy:
     def __init__(self, config, forced: dict | None = None):
-        from gate.proxy.hook import ProxyHook
+        from gate.runner.proxy_hook import ProxyHook
 
         self.config = config
         self.hook = ProxyHook(config)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from gate.agent.invoke import CRASH_REASONS, LOG_MARK, log_tail_of
 from gate.errors import EXIT_ERROR
-from gate.report.model import CellResult
-from gate.runner.coverage import idle_faults, vacuous_invariant_items, vacuous_scenario_items
+from gate.report.model import CellResult, Rerun
+from gate.verdict.coverage import idle_faults, vacuous_invariant_items, vacuous_scenario_items
 
 
 @dataclass
@@ -109,8 +109,6 @@ def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *
            stray_count: int = 0, startup: str | None = None, reruns=()) -> Soundness:
     """`startup`: the start-up failure message (startup_failure); `reruns`: cells re-run on a restarted
     agent (gate/runner/recover.py), whose warnings name the cell that left the agent broken."""
-    from gate.runner.recover import warnings as rerun_warnings
-
     out = Soundness(warnings=list(getattr(loaded, "warnings", [])))
     if startup is not None:
         return Soundness("agent_start", [startup], out.warnings)
@@ -120,7 +118,7 @@ def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *
     out.warnings += rerun_warnings(list(reruns))
     vacuous, excused = vacuity(cells, summaries, coverage, whole_plan)
     if whole_plan:
-        from gate.runner.coverage import unmatched_tool_filters
+        from gate.verdict.coverage import unmatched_tool_filters
 
         vacuous += unmatched_tool_filters(loaded.config, cells)
     out.warnings += idle_faults(coverage)
@@ -161,3 +159,21 @@ def apply(part, sound: Soundness) -> None:
         return
     part.verdict, part.exit_code, part.error_reason = "error", EXIT_ERROR, sound.error_reason
     part.reasons = sound.reasons + part.reasons
+
+
+def rerun_warnings(reruns: list[Rerun]) -> list[str]:
+    """What the verdict says about the cells re-run on a restarted agent (gate/runner/recover.py) (the details are in report.run.reruns)."""
+    out = []
+    passed = [r for r in reruns if r.outcome == "passed"]
+    for origin in dict.fromkeys(r.left_broken_by for r in passed):
+        victims = [r.cell for r in passed if r.left_broken_by == origin]
+        shown = ", ".join(victims[:3]) + (f" and {len(victims) - 3} more" if len(victims) > 3 else "")
+        out.append(f"the agent was left broken by {origin}: {len(victims)} later cell(s) on that agent instance "
+                   f"failed with none of their own faults firing ({shown}) and passed when re-run on a restarted "
+                   "agent, so they are not charged; the agent does not recover from what that cell's faults did")
+    again = [r.cell for r in reruns if r.outcome != "passed"]
+    if again:
+        out.append(f"{len(again)} cell(s) failed on an agent instance an earlier cell's faults had fired on, and "
+                   f"failed again on a restarted agent: charged to themselves ({', '.join(again[:3])})")
+    return out
+

@@ -58,7 +58,7 @@ def _index_of(step, rows: list[dict]) -> int | None:
 def _explain_unmatched(rows: list[dict], faults, reach) -> None:
     """A tool fault that matched no call: which tools the agent did offer, and how to reach more."""
     from gate.faults import TOOL
-    from gate.runner.reach import unmatched_reason
+    from gate.verdict.reach import unmatched_reason
 
     for row, fault in zip(rows, faults):
         if row["matched"] == 0 and not row["reason"] and TOOL in fault.applies_to and fault.target in ("*", "tools", "functions", "mcp-stdio"):
@@ -76,7 +76,7 @@ def _status(row: dict) -> str:
 def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list],
                    reach=None) -> list[ScenarioCoverage]:
     """cells: the plan cells that ran (they carry the faults); stats: cell id -> per-run counters;
-    reach: what the gate reached (gate/runner/reach.py), to say why a tool fault matched nothing."""
+    reach: what the gate reached (gate/verdict/reach.py), to say why a tool fault matched nothing."""
     groups: dict[tuple[str, str], dict] = {}
     for cell in cells:
         if not cell.faults or cell.id not in results:

@@ -11,7 +11,7 @@ from rich.table import Table
 from gate.config import LoadedConfig, load_config
 from gate.errors import ConfigError
 from gate.plan import derive_seed
-from gate.proxy.hook import needs_proxy
+from gate.runner.proxy_hook import needs_proxy
 from gate.replay.pins import Pin, add_pins, corpus_path
 from gate.replay.session import Session, write_session
 from gate.report.model import Report

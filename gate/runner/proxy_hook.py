@@ -105,7 +105,7 @@ class ProxyHook:
             record_session(cell, obs, state.trace, self.record_dir, self.redact)
 
     def reached(self) -> dict:
-        """What this worker's proxy saw: upstreams with calls, the agent's seams, its tools (gate/runner/reach.py)."""
+        """What this worker's proxy saw: upstreams with calls, the agent's seams, its tools (gate/verdict/reach.py)."""
         return {"targets": dict(self.app.calls_by_target), "seams": dict(self.app.functions.seams),
                 "offered": set(self.app.offered)}
 

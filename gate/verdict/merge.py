@@ -15,8 +15,8 @@ from gate.config import LoadedConfig
 from gate.errors import ConfigError
 from gate.report import read_report
 from gate.report.model import Report
-from gate.runner.coverage import merge_coverage
-from gate.runner.gate_run import assemble
+from gate.verdict.coverage import merge_coverage
+from gate.verdict.assemble import assemble
 
 
 def read_reports(paths: list[Path]) -> list[Report]:

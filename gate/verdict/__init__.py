@@ -1,0 +1,6 @@
+"""Verdict: everything that judges what the runner ran. Pure.
+
+Runs fold into cells (evaluate), cells into coverage, reach and usage, and all of it into the
+verdict part (assemble), which soundness has the last word on; merge does the same over shard
+reports. Nothing here starts a process or opens a socket: the runner (gate/runner) runs, this judges.
+"""
