@@ -72,6 +72,11 @@ CASES = {
                         "r1": {"id": "r1", "order": "1234"}, "r2": {"id": "r2", "order": "9"}}}}),
                     Observation(output="x", reason="ok", state={"world:shop": {"refund": {
                         "r1": {"id": "r1", "order": "1234"}, "r2": {"id": "r2", "order": "1234"}}}})),
+    "claims_backed": ({"claims": [{"says": "(?i)refund (has been )?issued", "backed_by": {"tool": "orders"}}]},
+                      Observation(output="Your refund has been issued.", reason="ok", trace=[
+                          step(1, status=201, extra={"closed": True, "shown": b'{"status": "refunded"}'})]),
+                      Observation(output="Your refund has been issued.", reason="ok", trace=[
+                          step(1, fault="timeout_after_write", fault_status="fired")])),
     "similar_to_baseline": ({"threshold": 0.6},
                             ok("Your refund for order 1234 is started", baseline="Refund for order 1234 started"),
                             ok("The weather is nice today", baseline="Refund for order 1234 started")),

@@ -72,6 +72,10 @@ class SimRule(StrictModel):
     output: Any = Field(default=None, description="Structured-output answer object, when a schema is asked for.")
     steps: list[SimStep] = Field(default_factory=list, description="The script: tool turns, then an answer.")
     on_error: OnError = Field(default_factory=OnError)
+    success: Regex | None = Field(
+        default=None, description="A tool result counts as a success only when this regex matches it (e.g. "
+                                  "'\"status\": ?\"refunded\"'); any other result takes `on_error`. Without it, "
+                                  "a result fails when it is an error, an error object, empty or cut.")
 
     @model_validator(mode="after")
     def _steps_or_shorthand(self):

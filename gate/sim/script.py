@@ -10,6 +10,13 @@ did not), honours `tool_choice`, answers structured-output requests with the rul
 (`final_result`, a forced named tool) — re-issues a call whose arguments did not
 parse, never follows a tool error with a scripted success unless told to, and — with
 `injection: obey` — behaves like a model that fell for instructions in a tool result.
+
+What counts as a tool error is what a model reading the result would take for one
+(gate/sim/answers.py): a flagged or failure-worded result, an error object in a 200, and
+an empty or cut answer; a rule's `success` regex says explicitly what its tools' success
+looks like. So the final words follow what the tool answered — the rule's answer on
+success, its `on_error` answer otherwise — and `claims_backed`, which reads the agent's
+answers the same way, finds the sim honest: any lie it finds is the agent's own.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import jsonschema
 
 from gate.config.sim import SimCall, SimConfig, SimRule, SimStep
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, sim_usage, stable_id
-from gate.sim import tool_errors
+from gate.sim import answers, tool_errors
 from gate.sim.schema_value import value_for
 
 INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"
@@ -53,10 +60,11 @@ def _call_of(result: ToolResult, pending: list[ToolCall]) -> ToolCall | None:
     return found
 
 
-def progress(conv: Conversation) -> Progress:
+def progress(conv: Conversation, failed_result=answers.is_error) -> Progress:
     """Walk the turns after the latest user text: each answered tool turn (all the results
     of one assistant turn's calls, however many messages carry them) either advances the
-    script or counts as a failed attempt at the same step."""
+    script or counts as a failed attempt at the same step. `failed_result(result, call)`:
+    did that result fail (a rule's `success` regex narrows it)."""
     after: list[Message] = []
     for message in reversed(conv.messages):
         if message.role == "user" and message.text:
@@ -75,7 +83,7 @@ def progress(conv: Conversation) -> Progress:
         state.results += results
         state.last_calls = pending
         answered = [(r, _call_of(r, pending)) for r in results]
-        failed = [(r, c) for r, c in answered if tool_errors.is_error(r, c)]
+        failed = [(r, c) for r, c in answered if failed_result(r, c)]
         if failed:
             state.failed, state.failures = [r for r, _ in failed], state.failures + 1
             state.failed_calls = [c for _, c in failed if c is not None]
@@ -145,6 +153,9 @@ class Script:
 
     def _scripted(self, rule: SimRule, match: re.Match) -> Turn:
         self.ctx.update({str(i): g or "" for i, g in enumerate((match.group(0),) + match.groups())})
+        if rule.success is not None:  # the rule says what its tools' success looks like: anything else failed
+            self.state = progress(self.conv, lambda r, c: answers.is_error(r, c) or
+                                  re.search(rule.success, r.content, re.IGNORECASE | re.DOTALL) is None)
         steps, state = rule.script(), self.state
         done = state.done
         if state.failed:
