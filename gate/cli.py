@@ -60,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("-c", "--config", default="chaos-gate.yaml")
     merge.add_argument("-o", "--output-dir", type=Path)
     merge.add_argument("--seed", type=seed_flag)
+    merge.add_argument("--runs", type=runs_flag, help="as given to every shard")
     merge.add_argument("--quiet", action="store_true")
     merge.add_argument("--baseline", type=Path, metavar="REPORT", help="compare the merged report with a base report")
     rep = sub.add_parser("replay", help="turn failures and traces into replayable sessions")
@@ -297,7 +298,7 @@ def cmd_merge(args, console: Console) -> int:
     from gate.config import load_config
     from gate.verdict.merge import merge_reports
 
-    loaded = load_config(args.config, {"seed": args.seed})
+    loaded = load_config(args.config, {"seed": args.seed, "runs": args.runs})
     from gate.runner.insights import read_baseline
 
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir

@@ -98,3 +98,111 @@ def test_merged_coverage_keeps_the_unsharded_order():
     merged = merge_coverage([[sc("gamma", 1), sc("beta", 0)], [sc("alpha", 1), sc("beta", 1)]], plan)
     assert [m.scenario for m in merged] == ["alpha", "beta", "gamma"]
     assert merged[1].faults[0].fired == 1 and merged[1].faults[0].status == "fired" and merged[1].cells == 2
+
+
+# -- shards = one run: every bundled example, --runs 3, in-process and MCP tools -------------------
+ROOT = EXAMPLE.parent
+BUNDLED = {"sdk_agent": ROOT / "sdk_agent" / "chaos-gate.yaml", "worlds_agent": ROOT / "worlds_agent" / "chaos-gate.yaml"}
+
+
+def run_sharded(config: str, tmp_path, total: int, *extra: str) -> tuple[int, object]:
+    """Run `config` as `total` shards and merge them: (merge's exit code, the merged output dir)."""
+    reports = []
+    for i in range(1, total + 1):
+        out = tmp_path / f"s{i}"
+        main(["run", "-c", config, "-o", str(out), "--quiet", "--shard", f"{i}/{total}", *extra])
+        reports.append(str(out / "report.json"))
+    merged = tmp_path / "merged"
+    return main(["merge", *reports, "-c", config, "-o", str(merged), "--quiet", *extra]), merged
+
+
+def run_whole(config: str, out, *extra: str) -> int:
+    return main(["run", "-c", config, "-o", str(out), "--quiet", *extra])
+
+
+@pytest.fixture(scope="module")
+def bundled_whole(tmp_path_factory):
+    """Each bundled example run once, unsharded: (exit code, output dir)."""
+    done = {}
+    for name, config in BUNDLED.items():
+        out = tmp_path_factory.mktemp(name)
+        done[name] = (run_whole(str(config), out), out)
+    return done
+
+
+@pytest.mark.parametrize("total", [2, 3])
+@pytest.mark.parametrize("name", list(BUNDLED))
+def test_bundled_examples_sharded_and_merged_equal_the_unsharded_verdict(bundled_whole, name, total, tmp_path):
+    """The sdk example's `side_effect_once` names tool 'orders': every shard must carry what its cells
+    called, or the merge finds no call to it and calls the run vacuous (it did, before)."""
+    code, whole = bundled_whole[name]
+    assert code == 0, verdict_text(whole)[:2000]
+    merged_code, merged = run_sharded(str(BUNDLED[name]), tmp_path, total)
+    assert (merged_code, verdict_text(merged)) == (code, verdict_text(whole))
+
+
+def test_runs_3_sharded_equal_unsharded(tmp_path):
+    config = str(BUNDLED["sdk_agent"])
+    code = run_whole(config, tmp_path / "whole", "--runs", "3")
+    merged_code, merged = run_sharded(config, tmp_path, 2, "--runs", "3")
+    assert load_report(merged)["verdict"]["runs_per_cell"] == 3
+    assert (merged_code, verdict_text(merged)) == (code, verdict_text(tmp_path / "whole"))
+
+
+def in_process_config(tmp_path, agent: str) -> str:
+    """Two inputs, a baseline and a fault only the in-process seam can reach, invariants naming the tool."""
+    import json
+    import sys
+
+    from conftest import AGENTS, write_config
+
+    doc = {
+        "version": 1, "seed": 5,
+        "agent": {"invoke": {"command": {"command": [sys.executable, str(AGENTS / "inprocess_a" / agent)], "env": {
+            "LEDGER": str(tmp_path / "ledger.txt"), "VARIANT": "sound", "OPENAI_API_KEY": "sk-sim",
+            "OPENAI_AGENTS_DISABLE_TRACING": "1"}}}, "timeout": 60},
+        "llm": [{"name": "openai", "provider": "openai", "upstream": "sim"}],
+        "sim": {"rules": [{"when": r"refund.*?(\d{3,})", "on_error": {"action": "apologize"},
+                           "steps": [{"call": "issue_refund", "arguments": {"order_id": "{{1}}"}},
+                                     {"answer": "Your refund for order {{1}} has been issued."}]}]},
+        "inputs": [{"id": "refund", "text": "Please refund order 1234, it arrived damaged."},
+                   {"id": "refund-other", "text": "Refund order 5678 please."}],
+        "mutation": {"enabled": False}, "shrink": {"enabled": False},
+        "contract": {"invariants": [
+            {"id": "completes", "type": "completes", "severity": "critical"},
+            {"id": "refund-once", "type": "side_effect_once", "tool": "issue_refund", "severity": "critical"},
+            {"id": "refunded", "type": "tool_called", "tool": "issue_refund", "severity": "high",
+             "when": {"scenario": "baseline"}}],
+            "scenarios": [{"name": "in_process", "faults": [
+                {"kind": "timeout_after_write", "tool": "issue_refund", "on_calls": [1], "seconds": 0.2}]}]},
+        "gate": {"min_score": 0}, "concurrency": 1,
+    }
+    return str(write_config(tmp_path, json.dumps(doc, indent=1)))
+
+
+@pytest.mark.parametrize("agent, needs", [("openai_agents_refund.py", "agents.mcp"),
+                                          ("mcp_client_refund.py", "mcp")])
+def test_in_process_and_mcp_tools_sharded_equal_unsharded(agent, needs, tmp_path):
+    pytest.importorskip(needs)
+    config = in_process_config(tmp_path, agent)
+    code = run_whole(config, tmp_path / "whole")
+    whole = load_report(tmp_path / "whole")
+    assert whole["verdict"]["verdict"] != "error", whole["verdict"]["reasons"]
+    assert all(c["reached"]["tools"] for c in whole["verdict"]["cells"])  # every row says what it called
+    merged_code, merged = run_sharded(config, tmp_path, 2)
+    assert (merged_code, verdict_text(merged)) == (code, verdict_text(tmp_path / "whole"))
+
+
+def test_a_report_of_another_gate_version_is_refused_naming_the_shard(tmp_path, capsys):
+    import json
+
+    for i in (1, 2):
+        main(["run", "-c", CONFIG, "-o", str(tmp_path / f"s{i}"), "--quiet", "--shard", f"{i}/2"])
+    path = tmp_path / "s2" / "report.json"
+    doc = json.loads(path.read_text())
+    doc["run"]["tool_version"] = "0.0.1"
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "s1/report.json"), str(path), "-c", CONFIG]) == 2
+    err = capsys.readouterr().err
+    assert "s2/report.json" in err and "chaos-gate 0.0.1" in err

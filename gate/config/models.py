@@ -158,6 +158,10 @@ class AgentConfig(StrictModel):
         description="Run the agent's clock (and its services') this many times fast under libfaketime: every "
                     "duration the config and faults name, the cell deadline included, is agent time and is waited "
                     "at 1/N real time; timings are reported in agent time. Verified before the first cell.")
+    offline: bool = Field(
+        default=False,
+        description="true: the agent answers without any LLM or tool call the gate can see, on purpose (a rules "
+                    "engine, a fixed-answer stub). Otherwise a run in which no cell reached anything is vacuous.")
     instrument: Literal["auto", "off"] = Field(
         default="auto",
         description="auto: reach tools that never cross the wire (in-process function tools of the Python and "

@@ -78,6 +78,17 @@ class InvariantOutcome(BaseModel):
     not_judged_runs: int = 0
 
 
+class CellReach(BaseModel):
+    """What the gate saw of one cell's runs, kept in every row of report.json, passing or not: the
+    verdict's run-time checks (a `tool:` glob that met no call, a cell or a run that reached nothing)
+    read it, so a merge of shard reports judges exactly as the unsharded run did."""
+
+    calls: int = Field(description="LLM and tool calls the gate saw over all the cell's runs (wire and in-process).")
+    tools: list[str] = Field(default_factory=list, description="Tools called (trace names and upstreams), sorted.")
+    faulted: bool = Field(default=False, description="A fault changed what the agent received in one of its runs.")
+    answer: str | None = Field(default=None, description="A digest of its first run's answer (the stateful check).")
+
+
 class CellResult(BaseModel):
     id: str
     stage: str
@@ -102,6 +113,8 @@ class CellResult(BaseModel):
     minimal_faults: list[Firing] | None = Field(
         default=None, description="The smallest set of fault firings that still breaches the invariant.")
     shrink: Shrink | None = None
+    reached: CellReach | None = Field(
+        default=None, description="What the gate saw of its runs; None when the gate watched no call (no proxy).")
 
     @property
     def breaches(self) -> list[InvariantOutcome]:
@@ -158,6 +171,8 @@ class FaultCoverage(BaseModel):
     reason: str = ""
     cells: int = Field(default=0, description="Cells that ran this fault (a profile runs one cell per fault).")
     hint: str = Field(default="", description="When it did not fire: what to change so that it does.")
+    most_calls: int = Field(default=0, description="The most requests it matched in one run (a merge's hint needs it).")
+    tool: str | None = Field(default=None, description="A tool fault's `tool:` glob (the reach notes name it).")
 
 
 class ScenarioCoverage(BaseModel):

@@ -28,7 +28,7 @@ from gate.verdict.evaluate import fold_cell, forget_shared, reproduce_command
 from gate.runner import insights, recover
 from gate.verdict.assemble import assemble, finish_cell
 from gate.verdict.coverage import fault_coverage
-from gate.verdict.reach import build_reach
+from gate.verdict.reach import build_reach, mark_reached
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
 from gate.heap import frozen_heap, settle_heap
 from gate.report.failure import mark_error
@@ -139,22 +139,20 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
                                                                              digest=loaded.digest),
                                   loaded.redactor.redact, stats.get(cell.id)))
         finish_cell(results[-1], cell, shrinks.get(cell.id), label, loaded.env_used, loaded.digest)
+        if pool.reached:  # the gate watched this agent's calls: what the cell's runs reached
+            mark_reached(results[-1], runs)
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
     reach = build_reach(config, pool.reached) if pool.reached else None
     coverage = fault_coverage(cells, {r.id: r for r in results}, stats, reach)
+    status = {c.id: c.status for c in results}
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                       concurrency=len(workers), only=only, coverage=coverage, stray=pool.stray,
-                      whole_plan=not only and shard is None, baseline=baseline, reruns=reruns)
-    report.verdict.reach = reach
+                      whole_plan=not only and shard is None, baseline=baseline, reruns=reruns, reach=reach,
+                      pins=[PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins])
     report.run.plan = [c.id for c in whole]
     report.run.time_scale, report.run.agent_clock_rates = config.agent.time_scale, pool.clock_rates
-    status = {c.id: c.status for c in results}
-    report.verdict.pins = [PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins]
-    if report.verdict.verdict != "pass" and any(p.status == "fail" for p in report.verdict.pins):
-        report.verdict.reasons.append("a pinned regression fails again: " +
-                                      ", ".join(p.id for p in report.verdict.pins if p.status == "fail"))
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None
     report.exchanges = cell_exchanges(results, pool)  # bodies for report.html, outside the verdict
     if interrupted:

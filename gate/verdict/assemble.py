@@ -15,16 +15,22 @@ from gate import __version__
 from gate.config import LoadedConfig
 from gate.plan import invariants_of
 from gate.report.compare import compare
-from gate.report.model import CellResult, Counts, InvariantSummary, Report, RunInfo, Timings, VerdictPart
+from gate.report.model import (CellResult, Counts, InvariantSummary, PinStatus, Report, RunInfo, Timings,
+                               VerdictPart)
 from gate.scoring import decide, overall_score, score_stages
 from gate.scoring.repeat import floor_reasons, pass_k_floors, repeat_stats
 from gate.verdict import soundness
+from gate.verdict.coverage import unmatched_tool_globs
 from gate.verdict.evaluate import reproduce_command
+from gate.verdict.reach import with_notes
 from gate.verdict.usage import cell_usage, usage_summary
 
 
 def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only,
-             coverage=(), stray=(), whole_plan: bool = False, baseline: Report | None = None, reruns=()) -> Report:
+             coverage=(), stray=(), whole_plan: bool = False, baseline: Report | None = None, reruns=(),
+             reach=None, pins=()) -> Report:
+    """`reach`: what the gate reached, without its notes (written here, from the coverage); `pins`:
+    the pinned regressions' statuses (gate/replay/pins.py)."""
     config = loaded.config
     not_started = soundness.startup_failure(loaded, results)
     if not_started is not None:  # a command agent that never started: errors, in no score
@@ -33,23 +39,12 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
     stages = score_stages(config, results)
     score = overall_score(stages)
     comparison, floors, floor_reasons, usage = verdict_extras(config, results, stages, score,
-                                                                       loaded.digest, baseline)
+                                                              loaded.digest, baseline)
     verdict, code, reasons = decide(config, results, stages, score, comparison, floor_reasons)
     tally: dict[str, int] = {}
     for cell in results:
         tally[cell.reason] = tally.get(cell.reason, 0) + 1
-    checked: dict[str, int] = {}  # invariant id -> cells that checked it, and cells that breached it
-    breached: dict[str, int] = {}
-    for cell in results:  # one pass (a pass per invariant was cells x invariants squared)
-        for outcome in cell.invariants:
-            checked[outcome.id] = checked.get(outcome.id, 0) + 1
-            breached[outcome.id] = breached.get(outcome.id, 0) + outcome.breached
-    summaries = []
-    for inv in invariants_of(config):
-        index = next((n for n, i in enumerate(config.contract.invariants) if i.id == inv.id), None)
-        line = loaded.line_of("contract", "invariants", index) if index is not None else None
-        summaries.append(InvariantSummary(id=inv.id, severity=inv.severity, checked=checked.get(inv.id, 0),
-                                          breached=breached.get(inv.id, 0), line=line))
+    summaries = _invariant_summaries(loaded, results)
     part = VerdictPart(
         verdict=verdict, exit_code=code, score=score, min_score=config.gate.min_score, reasons=reasons,
         seed=config.seed, config=label, config_digest=loaded.digest, runs_per_cell=config.runs,
@@ -59,10 +54,12 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
                       skipped=sum(c.status == "skipped" for c in results)),
         stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
         coverage=list(coverage), usage=usage, pass_k=floors)
+    part.reach = with_notes(config, reach, part.coverage, [glob for _, glob in unmatched_tool_globs(config, results)])
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
                                            whole_plan=whole_plan, stray_count=len(stray),
                                            startup=not_started, reruns=reruns))
     part.warnings += regression_warning(config, baseline)
+    _apply_pins(part, list(pins))
     finished = datetime.now(timezone.utc)
     return Report(verdict=part, timings=Timings(
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
@@ -70,6 +67,29 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
         run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray),
                     reruns=list(reruns)),
         comparison=comparison)
+
+
+def _invariant_summaries(loaded: LoadedConfig, results) -> list[InvariantSummary]:
+    checked: dict[str, int] = {}  # invariant id -> cells that checked it, and cells that breached it
+    breached: dict[str, int] = {}
+    for cell in results:  # one pass (a pass per invariant was cells x invariants squared)
+        for outcome in cell.invariants:
+            checked[outcome.id] = checked.get(outcome.id, 0) + 1
+            breached[outcome.id] = breached.get(outcome.id, 0) + outcome.breached
+    config, summaries = loaded.config, []
+    for inv in invariants_of(config):
+        index = next((n for n, i in enumerate(config.contract.invariants) if i.id == inv.id), None)
+        line = loaded.line_of("contract", "invariants", index) if index is not None else None
+        summaries.append(InvariantSummary(id=inv.id, severity=inv.severity, checked=checked.get(inv.id, 0),
+                                          breached=breached.get(inv.id, 0), line=line))
+    return summaries
+
+
+def _apply_pins(part: VerdictPart, pins: list[PinStatus]) -> None:
+    """Pinned regressions (run first, by shard 1 alone when sharded): a failing one is a reason of its own."""
+    part.pins = pins
+    if part.verdict != "pass" and any(p.status == "fail" for p in pins):
+        part.reasons.append("a pinned regression fails again: " + ", ".join(p.id for p in pins if p.status == "fail"))
 
 
 def finish_cell(result: CellResult, cell, job, label: str, env, digest) -> CellResult:

@@ -15,7 +15,9 @@ fire gets a `hint`, the way forward: another seed or more `runs` for a probabili
 
 from __future__ import annotations
 
+from gate.faults import TOOL
 from gate.report.model import CellResult, FaultCoverage, InvariantSummary, ScenarioCoverage
+from gate.verdict.reach import unmatched_reason
 
 
 def _blank(index: int, fault) -> dict:
@@ -55,16 +57,6 @@ def _index_of(step, rows: list[dict]) -> int | None:
     return same[0] if len(same) == 1 else None
 
 
-def _explain_unmatched(rows: list[dict], faults, reach) -> None:
-    """A tool fault that matched no call: which tools the agent did offer, and how to reach more."""
-    from gate.faults import TOOL
-    from gate.verdict.reach import unmatched_reason
-
-    for row, fault in zip(rows, faults):
-        if row["matched"] == 0 and not row["reason"] and TOOL in fault.applies_to and fault.target in ("*", "tools", "functions", "mcp-stdio"):
-            row["reason"] = unmatched_reason(fault, reach.offered if reach else [], reach)
-
-
 def _status(row: dict) -> str:
     if row["fired"]:
         return "fired"
@@ -96,14 +88,23 @@ def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list]
             _add_run(group["rows"], run_stats, run.trace, offset, len(cell.faults))
     out = []
     for (stage, scenario), group in groups.items():
-        _explain_unmatched(group["rows"], group["faults"], reach)
-        faults = []
-        for row, fault in zip(group["rows"], group["faults"]):
-            most = row.pop("most_calls")
-            status = _status(row)
-            faults.append(FaultCoverage(status=status, hint=hint(status, fault, most, reach), **row))
+        faults = [FaultCoverage(status=_status(row), **row) for row in group["rows"]]
+        explain(faults, group["faults"], reach)
         out.append(ScenarioCoverage(stage=stage, scenario=scenario, cells=group["cells"], faults=faults))
     return out
+
+
+def explain(rows: list[FaultCoverage], faults, reach) -> None:
+    """Each row's status and, for a fault that did not fire, why and the way forward. A merge of shards
+    calls it again over the summed rows with the union of the shards' reach, so the words are the
+    unsharded run's: a reason that names what the agent offered, or a hint that names the most calls
+    one run made, depends on every cell, not on one shard's."""
+    for row, fault in zip(rows, faults):
+        row.status = _status(row.model_dump())
+        row.tool = getattr(fault, "tool", None) if TOOL in fault.applies_to else None
+        if row.matched == 0 and TOOL in fault.applies_to and fault.target in ("*", "tools", "functions", "mcp-stdio"):
+            row.reason = unmatched_reason(fault, reach.offered if reach else [], reach)
+        row.hint = hint(row.status, fault, row.most_calls, reach)
 
 
 def hint(status: str, fault, most_calls: int, reach=None) -> str:
@@ -172,8 +173,9 @@ def vacuous_invariant_items(summaries: list[InvariantSummary],
                                             "was judged) — check its `when` against the ids `chaos-gate plan` lists"))
         elif judged.get(inv.id, 0) == 0:
             problems.append((inv.id, True, f"vacuous: invariant '{inv.id}' judged no run (every run it applied to "
-                                           "had no output) — fix what `completes` reports first, then it has an "
-                                           "answer to judge"))
+                                           "had no output, or, for a `claims_backed`, an output that made none of "
+                                           "its claims) — fix what `completes` reports first, then it has an "
+                                           "answer to judge; a claim's `says` must match what the agent answers"))
     return problems
 
 
@@ -182,10 +184,11 @@ def vacuous_invariants(summaries: list[InvariantSummary], judged: dict[str, int]
     return [message for _, _, message in vacuous_invariant_items(summaries, judged)]
 
 
-def merge_coverage(parts: list[list[ScenarioCoverage]], cells=()) -> list[ScenarioCoverage]:
+def merge_coverage(parts: list[list[ScenarioCoverage]], cells=(), faults_of=None, reach=None) -> list[ScenarioCoverage]:
     """Sum shard reports' coverage, scenario by scenario and fault by fault. `cells`: the merged cells in
     plan order; the scenarios then come in the order an unsharded run lists them (that of their first
-    cell in the plan), not in the order the shards happened to hold them."""
+    cell in the plan), not in the order the shards happened to hold them. `faults_of`: (stage, scenario)
+    -> its faults (from the plan), to explain the summed rows again with `reach`, the shards' union."""
     merged: dict[tuple[str, str], ScenarioCoverage] = {}
     for part in parts:
         for sc in part:
@@ -199,35 +202,58 @@ def merge_coverage(parts: list[list[ScenarioCoverage]], cells=()) -> list[Scenar
                 mine.matched += theirs.matched
                 mine.fired += theirs.fired
                 mine.not_applicable += theirs.not_applicable
+                mine.most_calls = max(mine.most_calls, theirs.most_calls)
                 mine.reason = mine.reason or theirs.reason
                 mine.status = _status(mine.model_dump())
                 mine.hint = "" if mine.status == "fired" else (mine.hint or theirs.hint)
+    for key, sc in merged.items():
+        faults = (faults_of or {}).get(key)
+        if faults is not None and len(faults) == len(sc.faults):
+            explain(sc.faults, faults, reach)
     first: dict[tuple[str, str], int] = {}
     for n, cell in enumerate(cells):
         first.setdefault((cell.stage, cell.scenario), n)
     return sorted(merged.values(), key=lambda sc: first.get((sc.stage, sc.scenario), len(first)))
 
 
-def unmatched_tool_filters(config, cells) -> list[str]:
-    """Trace invariants whose `tool:` glob met no call in any cell they judged: in-process tool names
-    are known only at run time, so this is where a misspelt name is caught (never a silent pass)."""
+def unmatched_tool_globs(config, cells) -> list[tuple[str, str]]:
+    """(invariant id, glob) for each trace invariant whose `tool:` glob met no call in any cell it
+    judged. In-process tool names are known only at run time, so this is where a misspelt name is
+    caught (never a silent pass). It reads each cell's `reached` (kept in every report row), so a
+    merge of shard reports finds exactly what the unsharded run found."""
     import fnmatch
 
     from gate.config.references import in_process_reachable
     from gate.plan import invariants_of
 
-    if not in_process_reachable(config):
-        return []  # names were checked at load (gate/config/references.py)
-    seen = {(s.tool or "", s.target) for c in cells for r in c.runs for s in r.trace if s.kind == "tool"}
-    applied = {o.id for c in cells for o in c.invariants}
-    out = []
+    at_load = not in_process_reachable(config)  # then a trace filter's names were checked at load (references.py)
+    named = []
     for inv in invariants_of(config):
-        glob = getattr(inv, "tool", None) if getattr(inv, "kind", "") == "trace" else None
-        if not glob or inv.id not in applied:
-            continue
-        if not any(fnmatch.fnmatchcase(tool, glob) or fnmatch.fnmatchcase(target, glob) for tool, target in seen):
-            called = ", ".join(sorted({t for t, _ in seen if t})[:20]) or "none"
-            out.append(f"vacuous: invariant '{inv.id}' names tool '{glob}', and no cell called a tool by that name "
-                       f"(tools called: {called}) — fix the `tool:` glob, or check that the gate reached the tool "
-                       f"(the report's reach line)")
-    return out
+        if hasattr(inv, "tool_globs"):  # claims_backed: its backings' tools, checked here whatever the config
+            named += [(inv, glob) for glob in inv.tool_globs()]
+        elif not at_load and getattr(inv, "kind", "") == "trace" and getattr(inv, "tool", None):
+            named.append((inv, inv.tool))
+    if not named:
+        return []
+    seen = _called(cells)
+    applied = {o.id for c in cells for o in c.invariants}
+    return [(inv.id, glob) for inv, glob in named
+            if inv.id in applied and not any(fnmatch.fnmatchcase(name, glob) for name in seen)]
+
+
+def _called(cells) -> list[str]:
+    """Every tool name the cells called: from the row's `reached`, else (a row built without it) its traces."""
+    from gate.verdict.reach import cell_reach
+
+    return sorted({name for c in cells for name in (c.reached or cell_reach(c.runs)).tools})
+
+
+def unmatched_tool_filters(config, cells) -> list[str]:
+    """The vacuity message of each `tool:` glob no cell called (unmatched_tool_globs)."""
+    unmatched = unmatched_tool_globs(config, cells)
+    if not unmatched:
+        return []
+    called = ", ".join([n for n in _called(cells) if n][:20]) or "none"
+    return [f"vacuous: invariant '{inv_id}' names tool '{glob}', and no cell called a tool by that name "
+            f"(tools called: {called}) — fix the `tool:` glob, or check that the gate reached the tool "
+            f"(the report's reach line)" for inv_id, glob in unmatched]

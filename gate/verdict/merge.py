@@ -1,8 +1,13 @@
 """Merge shard reports into the one report an unsharded run would have produced.
 
-Refuses what cannot be merged honestly — another config, another seed, a shard
-missing or given twice, cells missing — with a message naming the problem: a
-missing shard must never turn into a silent pass.
+Refuses what cannot be merged honestly — another config, another seed, another gate
+version, a shard missing or given twice, cells missing — with a message naming the shard
+and the problem: a missing shard must never turn into a silent pass.
+
+Everything a verdict needs from the run travels in the shard reports: each cell's row keeps
+what its runs reached (tools called, calls seen), passing or not; the reach sections are
+united; the coverage is summed and explained again over the union; re-runs, pins and stray
+calls are carried. Then the same `assemble` that closes an unsharded run judges the whole.
 """
 
 from __future__ import annotations
@@ -11,11 +16,14 @@ from datetime import datetime
 from pathlib import Path
 
 
+from gate import __version__
 from gate.config import LoadedConfig
+from gate.plan import build_plan
 from gate.errors import ConfigError
 from gate.report import read_report
 from gate.report.model import Report
 from gate.verdict.coverage import merge_coverage
+from gate.verdict.reach import merge_reach
 from gate.verdict.assemble import assemble
 
 
@@ -29,6 +37,12 @@ def _check(loaded: LoadedConfig, reports: list[Report], paths: list) -> None:
         if v.seed != loaded.config.seed:
             raise ConfigError(f"{path}: made with seed {v.seed}, but the config's seed is {loaded.config.seed} "
                               "(pass the same --seed to every shard and to merge)")
+        if v.runs_per_cell != loaded.config.runs:
+            raise ConfigError(f"{path}: made with {v.runs_per_cell} run(s) per cell, but the config's runs is "
+                              f"{loaded.config.runs} (pass the same --runs to every shard and to merge)")
+        if r.run.tool_version != __version__:
+            raise ConfigError(f"{path}: made by chaos-gate {r.run.tool_version}, and this is {__version__}; "
+                              "run every shard and the merge with one version of the gate")
         if v.config_digest != loaded.digest:
             raise ConfigError(f"{path}: made from another config (digest {v.config_digest}, "
                               f"{loaded.path.name} is {loaded.digest}); merge reports of one config only")
@@ -67,11 +81,24 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path], baseline: Report | No
     started = min(datetime.fromisoformat(r.timings.started_at) for r in reports)
     wall = max(r.timings.wall_seconds for r in reports)
     startup = [s for r in reports for s in r.timings.agent_startup_seconds]
+    reach = merge_reach([r.verdict.reach for r in reports])
+    coverage = merge_coverage([r.verdict.coverage for r in reports], cells, _faults_of(loaded), reach)
     merged = assemble(loaded, cells, reports[0].verdict.config, started, wall, startup, timings,
-                      concurrency=sum(r.run.concurrency for r in reports), only=None,
-                      coverage=merge_coverage([r.verdict.coverage for r in reports], cells),
-                      stray=[s for r in reports for s in r.run.stray], whole_plan=True, baseline=baseline)
+                      concurrency=sum(r.run.concurrency for r in reports), only=None, coverage=coverage,
+                      stray=[s for r in reports for s in r.run.stray], whole_plan=True, baseline=baseline,
+                      reruns=[x for r in reports for x in r.run.reruns], reach=reach,
+                      pins=[p for r in reports for p in r.verdict.pins])
     merged.run.plan = plan
     merged.run.time_scale = max(r.run.time_scale for r in reports)
     merged.run.agent_clock_rates = [rate for r in reports for rate in r.run.agent_clock_rates]
     return merged
+
+
+def _faults_of(loaded: LoadedConfig) -> dict[tuple[str, str], tuple]:
+    """(stage, scenario) -> the scenario's faults, from the plan, as fault_coverage lists them."""
+    whole = loaded.plan if loaded.plan is not None else build_plan(loaded.config, base_dir=loaded.base_dir)
+    out: dict[tuple[str, str], tuple] = {}
+    for cell in whole:
+        if cell.faults:
+            out.setdefault((cell.stage, cell.scenario), tuple(getattr(cell, "scenario_faults", None) or cell.faults))
+    return out

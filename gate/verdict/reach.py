@@ -1,14 +1,24 @@
 """What the gate reached of the agent's calls, and what it could not. Pure.
 
-Promise 4: say plainly what was not reached. The workers' proxies report the upstreams
-that saw calls, the framework seams the agent's processes patched (gate/instrument)
-and the tool names the agent offered its model; this module turns that into the
-report's `reach` section and the sentences that tell a user how to reach the rest.
+Promise 4: say plainly what was not reached — and only that. The workers' proxies report the
+upstreams that saw calls, the framework seams the agent's processes patched (gate/instrument)
+and the tool names the agent offered its model; this module turns that into the report's
+`reach` section, per cell into what its runs reached (`CellReach`, kept in every report row),
+and into the sentences that tell a user how to reach the rest.
+
+A note says "not reached" only where something was: a fault or an invariant names a tool that
+no transport saw a call to, or a tool upstream the config declares received none. An agent
+whose tools all live on the wire, all reached, gets no note (loading no framework seam is not
+a failure when there was nothing in-process to reach).
+
+Shards: `merge_reach` takes the union of the shards' sections and writes the notes again, so
+a merged report says what the unsharded run would have said.
 """
 
 from __future__ import annotations
 
 from gate.config.references import why_unreached
+from gate.report.model import CellReach, Reach
 
 FRAMEWORKS = ("Python: the OpenAI Agents SDK, pydantic-ai, LangChain/LangGraph, google-genai, the Anthropic "
               "tool runner, the mcp client over stdio; Node: npm openai runTools, @modelcontextprotocol/sdk over stdio")
@@ -16,28 +26,77 @@ WAY_FORWARD = ("to fault its tools, give them an HTTP or MCP upstream under `too
                "with `kind: command`, or run the agent as a process on a framework the gate instruments")
 
 
-def build_reach(config, seen: list[dict]):
+def build_reach(config, seen: list[dict]) -> Reach:
     """`seen`: per worker, {"targets": {kind:name: calls}, "seams": {name: detail}, "offered": set}."""
-    from gate.report.model import Reach
-
     wire = sorted({t for w in seen for t, n in w.get("targets", {}).items()
                    if n and not t.startswith(("tool:functions", "tool:mcp-stdio"))})
     seams = {name: detail for w in seen for name, detail in w.get("seams", {}).items()}
     ok = sorted(n for n in seams if not n.endswith(":failed"))
     failed = sorted(f"{n[:-7]}: {d.get('error', '')}" for n, d in seams.items() if n.endswith(":failed"))
     offered = sorted({name for w in seen for name in w.get("offered", ())})
+    return Reach(wire=wire, in_process=ok, failed=failed, offered=offered)
+
+
+def merge_reach(parts: list[Reach | None]) -> Reach | None:
+    """The union of the shards' reach sections (notes are written afterwards, by `with_notes`)."""
+    have = [r for r in parts if r is not None]
+    if not have:
+        return None
+
+    def union(field: str) -> list[str]:
+        return sorted({item for r in have for item in getattr(r, field)})
+
+    return Reach(wire=union("wire"), in_process=union("in_process"), failed=union("failed"), offered=union("offered"))
+
+
+def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]) -> Reach | None:
+    """`reach` with its notes: what was not reached, and the way to reach it. `coverage`: the run's
+    scenario coverage (a tool fault that matched no call); `unmatched_tools`: `tool:` globs of
+    invariants that met no call (gate/verdict/coverage.py)."""
+    if reach is None:
+        return None
     notes = []
-    reason = why_unreached(config)
-    if reason is not None:
-        notes.append(f"in-process tools not reached: {reason}; {WAY_FORWARD}")
-    elif not ok:
-        notes.append("in-process tools not reached: the agent loaded none of the frameworks the gate instruments, "
-                     "so only its calls on the wire were faulted and traced (README: What the gate reaches)")
+    missed = _missed_tools(coverage, unmatched_tools)
+    if missed:
+        reason = why_unreached(config) or (
+            "the agent loaded none of the frameworks the gate instruments" if not reach.in_process else
+            "no instrumented seam saw a call to it")
+        notes.append(f"tools not reached: {', '.join(missed)} (named by a fault or an invariant, and no transport saw "
+                     f"a call to it): {reason}; {WAY_FORWARD}")
     for tool in config.tools:
-        kind = "tool"
-        if not any(t == f"{kind}:{tool.name}" for t in wire):
+        if f"tool:{tool.name}" not in reach.wire:
             notes.append(f"tool upstream '{tool.name}' received no call")
-    return Reach(wire=wire, in_process=ok, failed=failed, offered=offered, notes=notes)
+    return reach.model_copy(update={"notes": notes})
+
+
+def _missed_tools(coverage, unmatched_tools: list[str]) -> list[str]:
+    """The tool names (or globs) that faults or invariants aimed at and no transport saw."""
+    names = [row.tool for sc in coverage for row in sc.faults if row.status == "never_matched" and row.tool]
+    return list(dict.fromkeys(names + unmatched_tools))
+
+
+NOTHING_REACHED = ("reached nothing: none of its runs made an LLM or tool call the gate saw, so no fault could act "
+                   "on it and no trace invariant judged it")
+
+
+def cell_reach(runs) -> CellReach:
+    """What one cell's runs reached: how many calls the gate saw, which tools were called, whether a
+    fault acted, and a digest of the first run's answer."""
+    import hashlib
+
+    tools = {name for run in runs for step in run.trace if step.kind == "tool"
+             for name in (step.tool, step.target) if name}
+    faulted = any(step.fault_status == "fired" for run in runs for step in run.trace)
+    first = runs[0].output if runs else None
+    answer = hashlib.sha256(first.encode("utf-8", "replace")).hexdigest()[:16] if first is not None else None
+    return CellReach(calls=sum(len(run.trace) for run in runs), tools=sorted(tools), faulted=faulted, answer=answer)
+
+
+def mark_reached(result, runs) -> None:
+    """Record on the cell what its runs reached; a cell that answered without one call says so."""
+    result.reached = cell_reach(runs)
+    if result.reached.calls == 0 and result.status != "error" and result.note is None:
+        result.note = NOTHING_REACHED
 
 
 def unmatched_reason(fault, offered: list[str], reach: Reach | None) -> str:

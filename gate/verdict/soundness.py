@@ -122,6 +122,9 @@ def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *
 
         vacuous += unmatched_tool_filters(loaded.config, cells)
     out.warnings += idle_faults(coverage)
+    quiet_vacuous, quiet_warnings = nothing_reached(loaded.config, cells)
+    vacuous += quiet_vacuous
+    out.warnings += quiet_warnings + stateful_warning(loaded.config, cells)
     if stray_count:
         out.warnings.append(f"{stray_count} call(s) reached the proxy while no cell was running (an agent "
                             "outliving its cell); they are listed as stray and charged to no cell")
@@ -176,4 +179,55 @@ def rerun_warnings(reruns: list[Rerun]) -> list[str]:
         out.append(f"{len(again)} cell(s) failed on an agent instance an earlier cell's faults had fired on, and "
                    f"failed again on a restarted agent: charged to themselves ({', '.join(again[:3])})")
     return out
+
+
+WAY_TO_REACH = ("check that the agent's clients read the base URLs the gate sets (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, "
+                "the tools' env vars) and that it does not answer from a cache (DSPy's disk cache, an HTTP cache) or "
+                "from state kept since an earlier cell")
+
+
+def nothing_reached(config, cells: list[CellResult]) -> tuple[list[str], list[str]]:
+    """(vacuous, warnings) about cells whose runs made no call the gate saw. Every watched cell quiet: the
+    run tested the agent's answers and nothing of its calls, which is vacuous unless `agent.offline` says
+    so on purpose (or the cells failed on their outcome first: then it is a warning). Some cells quiet:
+    a warning naming them. Cells the gate did not watch (no proxy: `reached` is None) are not counted."""
+    watched = [c for c in cells if c.reached is not None and c.status != "error"]
+    quiet = [c for c in watched if c.reached.calls == 0]
+    if not quiet or config.agent.offline:
+        return [], []
+    shown = ", ".join(c.id for c in quiet[:3]) + (f" and {len(quiet) - 3} more" if len(quiet) > 3 else "")
+    if len(quiet) < len(watched):
+        return [], [f"{len(quiet)} of {len(watched)} cell(s) reached nothing ({shown}): none of their runs made an "
+                    f"LLM or tool call the gate saw, so no fault acted on them; {WAY_TO_REACH}"]
+    message = (f"vacuous: no cell reached anything: the agent made no LLM or tool call the gate saw in any run of its "
+               f"{len(quiet)} cell(s), so no fault acted and no call was judged — {WAY_TO_REACH}; or set "
+               "`agent.offline: true` if it calls nothing on purpose")
+    if any(c.status == "fail" and not c.reason.startswith("contract:") for c in quiet):
+        return [], [message.replace("vacuous:", "vacuous, but its cells failed first, with no answer:", 1)]
+    return [message], []
+
+
+def stateful_warning(config, cells: list[CellResult]) -> list[str]:
+    """Under `sim` (a model that answers the same conversation the same way), an agent that answers one
+    input differently in two cells where no fault acted keeps something between cells. Only a warning:
+    an answer may carry a timestamp or an id of its own."""
+    if not config.llm or any(llm.upstream != "sim" for llm in config.llm):
+        return []
+    if config.agent.reset is not None or config.agent.restart == "always":
+        return []
+    answers: dict[str, dict[str, str]] = {}  # input -> answer digest -> first cell with it
+    for cell in cells:
+        r = cell.reached
+        if r is None or r.faulted or r.answer is None or cell.status == "error" or cell.stage == "replay":
+            continue
+        answers.setdefault(cell.input, {}).setdefault(r.answer, cell.id)
+    split = [ids for ids in answers.values() if len(ids) > 1]
+    if not split:
+        return []
+    first = list(split[0].values())
+    return [f"the agent may keep state between cells: under sim, with no fault acting, it answered the same input "
+            f"differently in {first[0]} and {first[1]}" + (f" (and {len(split) - 1} more input(s))" if len(split) > 1
+                                                            else "")
+            + "; configure `agent.reset` (a request that clears it before each cell) or `agent.restart: always`, "
+              "or turn off the cache it answers from"]
 
