@@ -186,6 +186,8 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
         uses_sim = any(u.upstream == "sim" for u in config.llm) and config.replay.sessions
         offered = recorded_offers(config.replay.sessions, path.resolve().parent) if uses_sim else None
         warnings += format_all(source, lines, [Problem(loc, m) for loc, m in tool_warnings(config.sim, offered)])
+        from gate.config.tool_hints import guessed_tool_problems  # `tool:` names that look misspelt
+        warnings += format_all(source, lines, guessed_tool_problems(config, offered))
     if yaml_problems or problems:
         # YAML-level problems first: the shape errors that follow are often their consequence
         messages = format_all(source, lines, yaml_problems) + format_all(source, lines, problems)

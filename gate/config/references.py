@@ -223,6 +223,11 @@ def _tool_names(config: Config) -> set[str] | None:
     (its upstream name always matches its calls: gate/contracts/trace_checks.py)."""
     if any(t.kind == "mcp" for t in config.tools) or in_process_reachable(config):
         return None  # in-process tools are named only when the agent runs: coverage reports them then
+    return wire_tool_names(config)
+
+
+def wire_tool_names(config: Config) -> set[str]:
+    """The tool names calls on the wire carry: tool upstreams, worlds, their MCP operations."""
     names = {t.name for t in config.tools}
     for world in config.worlds:
         names.add(world.name)
@@ -230,6 +235,11 @@ def _tool_names(config: Config) -> set[str] | None:
             names.update(world.operations)
             names.add(f"{world.name}-mcp")
     return names
+
+
+def tool_names_unknowable(config: Config) -> bool:
+    """Are some tool names known only at run time (in-process tools, an MCP server's own tools)?"""
+    return _tool_names(config) is None
 
 
 def world_state_problems(config: Config) -> list[Problem]:
