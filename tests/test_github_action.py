@@ -244,3 +244,21 @@ def test_reproduce_commands_work_from_the_repository_root(tmp_path, workspace, g
     rerun = subprocess.run(["sh", "-c", commands[0] + f" -o {tmp_path / 'r'} --quiet"], cwd=workspace,
                            capture_output=True, text=True, timeout=120, env=env)
     assert rerun.returncode == 1, (commands[0], rerun.stderr)  # from the repository root, the failure reproduces
+
+
+def test_matrix_recipe_on_the_sdk_example_merges_to_its_unsharded_pass(tmp_path, github):
+    """docs/github-action.md's matrix recipe end to end on the README's example, whose `side_effect_once`
+    names its HTTP tool: three shard steps, then the merge step (it once found no call to the tool)."""
+    ws = tmp_path / "workspace"
+    shutil.copytree(EXAMPLE.parent / "sdk_agent", ws / "agent")
+    for i in (1, 2, 3):
+        env = action_env(tmp_path, ws, github, shard=f"{i}/3")
+        assert run_action(env, Out()) == 0
+        (ws / "agent" / "shards" / str(i)).mkdir(parents=True)
+        shutil.copy(ws / "agent" / "chaos-gate-report" / "report.json", ws / "agent" / "shards" / str(i))
+    out = Out()
+    assert run_action(action_env(tmp_path, ws, github, merge="true", reports="shards/*/report.json"), out) == 0, out.text
+    merged = json.loads((ws / "agent" / "chaos-gate-report" / "report.json").read_text())["verdict"]
+    assert (merged["verdict"], merged["counts"]["passed"], merged["counts"]["cells"]) == ("pass", 8, 8)
+    assert outputs(tmp_path)["verdict"] == "pass"
+    assert "chaos-gate: **PASS**" in next(iter(github.comments.values()))["body"]

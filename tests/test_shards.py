@@ -123,11 +123,27 @@ def run_whole(config: str, out, *extra: str) -> int:
 @pytest.fixture(scope="module")
 def bundled_whole(tmp_path_factory):
     """Each bundled example run once, unsharded: (exit code, output dir)."""
+    import contextlib
+    import io
+
     done = {}
     for name, config in BUNDLED.items():
-        out = tmp_path_factory.mktemp(name)
-        done[name] = (run_whole(str(config), out), out)
+        out, terminal = tmp_path_factory.mktemp(name), io.StringIO()
+        with contextlib.redirect_stdout(terminal), contextlib.redirect_stderr(terminal):
+            code = main(["run", "-c", str(config), "-o", str(out)])  # not quiet: the terminal is checked too
+        (out / "terminal.txt").write_text(terminal.getvalue())
+        done[name] = (code, out)
     return done
+
+
+def test_the_first_run_raises_no_false_not_reached_alarm(bundled_whole):
+    """The README's first run: every tool it has is HTTP and reached, so nothing says "not reached"."""
+    code, out = bundled_whole["sdk_agent"]
+    report = load_report(out)
+    assert code == 0 and report["verdict"]["reach"]["notes"] == []
+    for name in ("terminal.txt", "summary.md"):
+        text = (out / name).read_text()
+        assert "PASS" in text and "not reached" not in text.lower(), name
 
 
 @pytest.mark.parametrize("total", [2, 3])
