@@ -179,7 +179,7 @@ class ClaimsBacked(InvariantBase):
     @staticmethod
     def _tool_unbacked(selector: ToolCalled, b: Backing, match: re.Match, obs: Observation) -> str | None:
         calls = selector.selected(obs, "tool")
-        name = b.tool
+        name = " ".join(part for part in (b.tool, b.method and b.method.upper(), b.path) if part)
         if not calls:
             return f"{name} was never called"
         if not b.ok:

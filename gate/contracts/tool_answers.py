@@ -33,7 +33,9 @@ def read(entry) -> Reading:
     shown = extra.get("shown", b"")
     text = shown.decode("utf-8", "replace") if isinstance(shown, bytes) else str(shown)
     status = entry.status
-    fired = entry.fault if entry.fault and getattr(entry, "fault_status", None) == "fired" else None
+    fired = None  # the fault that fired on it, named with what the agent got: "timeout_after_write (no answer)"
+    if entry.fault and getattr(entry, "fault_status", None) == "fired":
+        fired = f"{entry.fault} ({'no answer' if status is None else status})"
     if status is None:
         return Reading(False, fired or "no answer (the connection was dropped)", "")
     if status >= 400:

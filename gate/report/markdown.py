@@ -183,18 +183,43 @@ def timeline(run, times: list | None, limit: int = 12) -> str:
     for pos, n in enumerate(shown):
         if pos in left_out:
             rows.append(["…", f"_{left_out[pos]} call(s) not shown_", "", "", "", "", ""])
-        step = run.trace[n]
-        start, end, _ = (times[n] if times and n < len(times) else (None, None, 0))
-        when = "" if start is None else f"{start:.0f}–{'…' if end is None else f'{end:.0f}'} ms"
-        what = step.tool or step.model or ""
-        rows.append([step.seq, f"{code(step.target, 30, table=True)} {text(step.method, 10)} {text(step.path, 40)}",
-                     text(what, 30), step.status if step.status is not None else "—",
-                     f"**{text(step.fault, 40)}**" if step.fault else "", text(step.note, 60), when])
+        rows.append(_step_row(run.trace[n], times[n] if times and n < len(times) else None))
     if len(shown) in left_out:
         rows.append(["…", f"_{left_out[len(shown)]} call(s) not shown_", "", "", "", "", ""])
     more = (f"\n\n_{len(shown)} of {len(run.trace)} calls shown: every faulted call and each call that repeated "
             "one, then the first others; all of them in report.json_") if len(shown) < len(run.trace) else ""
-    return _table(rows, ["#", "call", "model/tool", "status", "fault", "note", "time"]) + more
+    return _table(rows, TRACE_HEADERS) + more
+
+
+TRACE_HEADERS = ["#", "call", "model/tool", "status", "fault", "note", "time"]
+
+
+def _step_row(step, times) -> list:
+    start, end, _ = times or (None, None, 0)
+    when = "" if start is None else f"{start:.0f}–{'…' if end is None else f'{end:.0f}'} ms"
+    what = step.tool or step.model or ""
+    return [step.seq, f"{code(step.target, 30, table=True)} {text(step.method, 10)} {text(step.path, 40)}",
+            text(what, 30), step.status if step.status is not None else "—",
+            f"**{text(step.fault, 40)}**" if step.fault else "", text(step.note, 60), when]
+
+
+def claim_evidence(cell: CellResult, outcome, timing=None) -> list[str]:
+    """A breached `claims_backed`: the sentence that made the claim, then the trace rows that
+    contradict it (the rows its message names, from the run whose check gave that message)."""
+    from gate.contracts.claims import evidence
+
+    found = evidence(outcome.message)
+    if found is None:
+        return []
+    lines = ["", f"> {text(found['sentence'], 240)}", ""]
+    run = next((r for r in cell.runs if any(c.invariant == outcome.id and c.message == outcome.message
+                                            for c in r.checks)), None)
+    picked = [(n, s) for n, s in enumerate(run.trace if run else []) if s.seq in found["rows"]]
+    if not picked:
+        return lines + [f"_{text(found['what'], 240)}_", ""]
+    times = timing.trace_ms[run.run] if timing and run.run < len(timing.trace_ms) else None
+    rows = [_step_row(s, times[n] if times and n < len(times) else None) for n, s in picked]
+    return lines + [f"Contradicted by run {run.run}'s trace:", "", _table(rows, TRACE_HEADERS), ""]
 
 
 def failure_detail(cell: CellResult, timing=None) -> str:
@@ -210,6 +235,7 @@ def failure_detail(cell: CellResult, timing=None) -> str:
         runs = f"; failing run(s): {', '.join(map(str, failing))}" if failing else ""
         parts.append(f"- **{text(b.severity)}** {code(b.id, 60)}: {text(b.message, 240)} "
                      f"({b.passed_runs}/{b.total_runs} runs passed{runs})")
+        parts += claim_evidence(cell, b, timing)
     parts += cell_lines(cell)  # repeat statistics, minimal fault set and its replay command
     if cell.error:
         label = "The agent did not start:" if cell.reason == "agent_start" else "Harness error:"
