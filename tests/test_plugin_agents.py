@@ -63,10 +63,10 @@ RULES = [{"when": r"refund order (\\d+)", "steps": [
                            "probability": 0.3, "seconds": 0})
 @pytest.mark.chaos_runs(20)
 @pytest.mark.chaos_min_pass_rate(0.95)
-def test_refunds_once(world, trace):
-    order = world.orders.pick(status="delivered")
+def test_refunds_once(chaos_world, chaos_trace):
+    order = chaos_world.orders.pick(status="delivered")
     refund_agent(f"Please refund order {order.id}", retries=1)
-    assert len(world.refunds.where(order_id=order.id)) <= 1, trace.summary()
+    assert len(chaos_world.refunds.where(order_id=order.id)) <= 1, chaos_trace.summary()
 '''
 
 PYDANTIC_AGENT = '''
@@ -101,10 +101,10 @@ def make_agent():
 @pytest.mark.chaos_sim(RULES)
 @pytest.mark.chaos_runs(20)
 @pytest.mark.chaos_min_pass_rate(0.95)
-async def test_refunds_once(world, trace):
-    order = world.orders.pick(status="delivered")
+async def test_refunds_once(chaos_world, chaos_trace):
+    order = chaos_world.orders.pick(status="delivered")
     await make_agent().run(f"Please refund order {order.id}")
-    assert len(world.refunds.where(order_id=order.id)) <= 1, trace.summary()
+    assert len(chaos_world.refunds.where(order_id=order.id)) <= 1, chaos_trace.summary()
 '''
 
 
@@ -128,11 +128,12 @@ def test_planted_double_refund_is_caught(shop, agent, source, consts, fault):
     assert result.ret == 1
     out = result.stdout.str()
     result.stdout.fnmatch_lines(["*chaos-gate: pass rate over runs*",
-                                 "test_agent.py::test_refunds_once: */20 passed (*)  min_pass_rate 95% -> FAIL",
-                                 f"    run*: get_order → issue_refund!{fault} → issue_refund",
-                                 "      replay: python -m pytest 'test_agent.py::test_refunds_once?run*?' "
-                                 "--chaos-seed 0"])  # ? for [ and ]: fnmatch reads [...] as a set
-    passed = int(out.split("test_refunds_once: ")[1].split("/")[0])
+                                 "test_agent.py::test_refunds_once",
+                                 "  FAIL *% < 95%: * runs failed (* of 20 passed)",
+                                 f"  run* failed: get_order → issue_refund!{fault} → issue_refund",
+                                 "    python -m pytest 'test_agent.py::test_refunds_once?run*?'"])
+    # ? for [ and ]: fnmatch reads [...] as a set
+    passed = int(out.split("runs failed (")[1].split(" ")[0])
     assert 5 <= passed <= 18  # p=0.3 over 20 seeded runs: some, never all, runs see the lost answer
 
 
@@ -141,11 +142,11 @@ def test_planted_double_refund_is_caught(shop, agent, source, consts, fault):
 def test_sound_twin_passes(shop, source, consts):
     result = _run(shop, source, **consts)
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["test_agent.py::test_refunds_once: 20/20 passed (100%)  min_pass_rate 95% -> PASS"])
+    result.stdout.fnmatch_lines(["test_agent.py::test_refunds_once", "  PASS 100% >= 95% (20 of 20 passed)"])
 
 
 def test_same_seed_same_runs_fail(shop):
     first = _run(shop, OPENAI_AGENT, RETRY_WRITES=1).stdout.str()
     again = _run(shop, OPENAI_AGENT, RETRY_WRITES=1).stdout.str()
-    failing = [line.strip() for line in first.splitlines() if line.strip().startswith("run")]
-    assert failing and failing == [line.strip() for line in again.splitlines() if line.strip().startswith("run")]
+    failing = [line.strip() for line in first.splitlines() if line.startswith("  run")]
+    assert failing and failing == [line.strip() for line in again.splitlines() if line.startswith("  run")]

@@ -46,9 +46,9 @@ SEEN = {}
 
 
 @pytest.mark.chaos_sim([{"when": "hello", "answer": "Hi from the sim."}])
-def test_every_client_reaches_the_sim(chaos, sim):
-    SEEN.update(chaos.env)
-    assert os.environ["OPENAI_BASE_URL"] == chaos.url("openai") and chaos.url("openai").startswith("http://127.0.0.1:")
+def test_every_client_reaches_the_sim(chaos_run, chaos_sim):
+    SEEN.update(chaos_run.env)
+    assert os.environ["OPENAI_BASE_URL"] == chaos_run.url("openai") and chaos_run.url("openai").startswith("http://127.0.0.1:")
     hello = [{"role": "user", "content": "hello"}]
     assert openai.OpenAI().chat.completions.create(model="m", messages=hello).choices[0].message.content == \\
         "Hi from the sim."
@@ -56,13 +56,13 @@ def test_every_client_reaches_the_sim(chaos, sim):
         "Hi from the sim."
     assert genai.Client().models.generate_content(model="gemini-2.5-flash", contents="hello").text == \\
         "Hi from the sim."
-    sim.rule("bye", answer="See you.")
+    chaos_sim.rule("bye", answer="See you.")
     bye = [{"role": "user", "content": "bye"}]
     assert openai.OpenAI().chat.completions.create(model="m", messages=bye).choices[0].message.content == "See you."
 
 
-def test_env_is_restored_and_rules_last_one_run(chaos):
-    assert os.environ.get("OPENAI_BASE_URL") != SEEN.get("OPENAI_BASE_URL") or "bye" not in str(chaos.sim.spec)
+def test_env_is_restored_and_rules_last_one_run(chaos_run):
+    assert os.environ.get("OPENAI_BASE_URL") != SEEN.get("OPENAI_BASE_URL") or "bye" not in str(chaos_run.sim.spec)
     answer = openai.OpenAI().chat.completions.create(model="m", messages=[{"role": "user", "content": "bye"}])
     assert answer.choices[0].message.content == "I can help with that."  # the default: no rule from before
 
@@ -73,14 +73,14 @@ def test_outside_a_chaos_test_nothing_is_set():
 
 @pytest.mark.chaos_sim("sim.yaml")
 @pytest.mark.chaos_faults({"kind": "rate_limit", "target": "llm", "on_calls": [1], "retry_after": 0})
-def test_llm_fault_and_sim_from_a_file(chaos, trace):
+def test_llm_fault_and_sim_from_a_file(chaos_run, chaos_trace):
     client = openai.OpenAI(max_retries=0)
     with pytest.raises(openai.RateLimitError):
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "ping"}])
     again = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "ping"}])
     assert again.choices[0].message.content == "pong"
-    assert trace.summary() == "llm!rate_limit" and [e["fault"] for e in trace.faults()] == ["rate_limit"]
-    assert chaos.cell_id == "chaos/test_llm_fault_and_sim_from_a_file/custom"
+    assert chaos_trace.summary() == "llm!rate_limit" and [e["fault"] for e in chaos_trace.faults()] == ["rate_limit"]
+    assert chaos_run.cell_id == "chaos/test_llm_fault_and_sim_from_a_file/custom"
 '''
 
 
@@ -96,7 +96,7 @@ import httpx, pytest
 
 
 @pytest.mark.chaos_world("worlds/shop.yaml", faults={"orders.get_order": {"errors": {"not_found_if_newer_than": "2h"}}})
-def test_world_clock_and_trace(chaos, world, clock, trace):
+def test_world_clock_and_trace(chaos_run, world, clock, trace):
     before = world.snapshot()
     order = world.orders.pick(status="delivered")
     assert order.status == order["status"] == "delivered" and world.orders.get(order.id) == order
@@ -106,7 +106,7 @@ def test_world_clock_and_trace(chaos, world, clock, trace):
         world.orders.insert(total="not-a-number")
     assert world.diff(before).is_empty() and world.revision == 0
     fresh = world.orders.insert(customer_id="c1", total=5.0, status="delivered", placed_at="-1h")
-    url = chaos.env["SHOP_URL"]
+    url = chaos_run.env["SHOP_URL"]
     assert httpx.post(url + "/ops/get_order", json={"id": fresh.id}).status_code == 404  # placed 1h ago: not yet
     clock.advance(hours=2)
     assert httpx.post(url + "/ops/get_order", json={"id": fresh.id}).json()["total"] == 5.0
@@ -124,6 +124,7 @@ def test_world_clock_and_trace(chaos, world, clock, trace):
 
 
 def test_world_api_clock_record_age_and_trace(suite):
+    suite.makeini("[pytest]\nchaos_aliases = world clock trace\n")  # the short names, opted in
     suite.makepyfile(test_world=WORLD)
     run(suite).assert_outcomes(passed=1)
 
@@ -136,14 +137,14 @@ import httpx, pytest
 @pytest.mark.chaos_faults({"kind": "error", "target": "shop", "path": "get_order", "probability": 0.5, "status": 503})
 @pytest.mark.chaos_runs(8)
 MIN
-def test_lookup(chaos, world):
-    order = world.orders.pick()
-    assert httpx.post(chaos.env["SHOP_URL"] + "/ops/get_order", json={"id": order.id}).status_code == 200
+def test_lookup(chaos_run, chaos_world):
+    order = chaos_world.orders.pick()
+    assert httpx.post(chaos_run.env["SHOP_URL"] + "/ops/get_order", json={"id": order.id}).status_code == 200
 '''
 
 
 def _failing_runs(text: str) -> list[str]:
-    return re.findall(r"^\s+(run\d+): (.*)$", text, re.M)
+    return re.findall(r"^  (run\d+) failed: (.*)$", text, re.M)
 
 
 def test_runs_pass_rate_and_a_replay_that_reproduces(suite):
@@ -153,81 +154,53 @@ def test_runs_pass_rate_and_a_replay_that_reproduces(suite):
     failed = len(_failing_runs(out.split("pass rate over runs")[1]))
     assert 1 <= failed <= 7
     result.assert_outcomes(passed=8 - failed, failed=failed)  # every run must pass without a minimum
-    assert f"test_flaky.py::test_lookup: {8 - failed}/8 passed" in out
+    assert f"  FAIL {failed} run{'s' if failed > 1 else ''} failed ({8 - failed} of 8 passed)" in out
     assert "get_order!error" in out
-    replay = re.search(r"replay: python -m pytest '(test_flaky.py::test_lookup\[(run\d+)\])' --chaos-seed (\d+)", out)
-    again = run(suite, replay.group(1), "--chaos-seed", replay.group(3))
+    replay = re.search(r"^    (python -m pytest '(test_flaky.py::test_lookup\[(run\d+)\])')$", out, re.M)
+    again = run(suite, replay.group(2))  # the command as printed: no seed flag, the markers give it
     again.assert_outcomes(failed=1)
-    assert f"{replay.group(2)}: get_order!error" in again.stdout.str()
+    assert f"{replay.group(3)} failed: get_order!error" in again.stdout.str()
+    assert "over 1 of the 8 runs chaos_runs asks for" in again.stdout.str()
     other = run(suite, "--chaos-seed", "7").stdout.str()
     assert _failing_runs(other.split("pass rate over runs")[1]) != _failing_runs(out.split("pass rate over runs")[1])
-    assert "/3 passed" in run(suite, "--chaos-runs", "3").stdout.str()
+    assert "--chaos-seed 7" in other  # an option the session was given is repeated in its replay lines
+    assert " of 3 passed)" in run(suite, "--chaos-runs", "3").stdout.str()
 
 
 def test_min_pass_rate_decides_and_a_short_set_fails_the_session(suite):
     suite.makepyfile(test_flaky=FLAKY.replace("MIN", "@pytest.mark.chaos_min_pass_rate(0.1)"))
     result = run(suite)
-    assert result.ret == 0 and "min_pass_rate 10% -> PASS" in result.stdout.str()
+    assert result.ret == 0 and "  PASS " in result.stdout.str() and ">= 10%" in result.stdout.str()
     result.assert_outcomes(passed=8)
     suite.makepyfile(test_flaky=FLAKY.replace("MIN", "@pytest.mark.chaos_min_pass_rate(1.0)"))
     strict = run(suite)
-    assert strict.ret == 1 and "min_pass_rate 100% -> FAIL" in strict.stdout.str()
+    assert strict.ret == 1 and "< 100%: " in strict.stdout.str()
     strict.assert_outcomes(passed=7, failed=1)  # the run that completes the set carries the verdict
     failing = _failing_runs(strict.stdout.str().split("pass rate over runs")[1])[0][0]
-    cut = run(suite, "-k", failing)  # a set cut short: the session fails on the rate
-    assert cut.ret == 1 and "0/1 passed (0%)  min_pass_rate 100% -> FAIL" in cut.stdout.str()
-
-
-def test_a_wrong_marker_is_a_test_error_that_says_what_exists(suite):
-    suite.makepyfile(test_bad='''
-import pytest
-
-@pytest.mark.chaos_world("worlds/shop.yaml")
-@pytest.mark.chaos_scenario("nope")
-def test_x(chaos):
-    pass
-
-@pytest.mark.chaos_world("worlds/nowhere.yaml")
-def test_y(world):
-    pass
-''')
-    result = run(suite)
-    result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*chaos-gate: chaos_scenario('nope'): no scenario or profile of that name*",
-                                 "*chaos-gate: chaos_world('worlds/nowhere.yaml'): *no such world file*"])
-
-
-BESIDE = '''
-import pytest
-
-@pytest.fixture
-def world():
-    return "faultbench's world"
-
-@pytest.fixture
-def trace():
-    return "faultbench's trace"
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "world(path): faultbench's marker")
-'''
+    cut = run(suite, "-k", failing)  # a subset: its failing run fails alone, and the rate says what it is over
+    assert cut.ret == 1
+    cut.assert_outcomes(failed=1)
+    cut.stdout.fnmatch_lines(["  FAIL 0% < 100%: 1 run failed (0 of 1 passed)",
+                              "  over 1 of the 8 runs chaos_runs asks for (-k, --lf, a node id): not the test's",
+                              "      verdict"])
 
 
 def test_beside_faultbench_its_names_stay_its_own(suite):
-    (suite.path / "faultbench.py").write_text(BESIDE)
-    suite.syspathinsert()
+    """The real faultbench plugin: its world/trace/clock are its own, even with the gate's aliases asked for."""
+    suite.makeini("[pytest]\nchaos_aliases = world clock trace\n")
     suite.makepyfile(test_both='''
 import pytest
+from faultbench.world import World
 
 @pytest.mark.world("worlds/shop.yaml")
 def test_faultbench_fixtures(world, trace):
-    assert world == "faultbench's world" and trace == "faultbench's trace"
+    assert isinstance(world, World) and type(trace).__module__.startswith("faultbench")
 
 @pytest.mark.chaos_world("worlds/shop.yaml")
 def test_chaos_fixtures(chaos_world, chaos_trace, chaos_clock):
     assert len(chaos_world.orders) == 50 and chaos_trace.summary() == "(no tool calls)"
 ''')
-    run(suite, "-p", "faultbench").assert_outcomes(passed=2)
+    run(suite, "-p", "faultbench.pytest_plugin").assert_outcomes(passed=2)
 
 
 def test_same_seed_same_faults_as_chaos_gate_run(pytester, tmp_path, monkeypatch):
@@ -254,7 +227,7 @@ import httpx, pytest
 @pytest.mark.chaos_input("refund")
 @pytest.mark.chaos_seed(11)
 @pytest.mark.chaos_runs(6)
-def test_refund(chaos, chaos_run, trace, tmp_path_factory):
+def test_refund(chaos_run, chaos_run_index, chaos_trace, tmp_path_factory):
     env = {**os.environ, "PORT": "0", "TOOLS": "http", "RETRY": "naive"}
     import socket
     with socket.socket() as s:
@@ -270,10 +243,10 @@ def test_refund(chaos, chaos_run, trace, tmp_path_factory):
         httpx.post(f"http://127.0.0.1:{port}/chat", json={"message": "Please refund order 1234."}, timeout=15)
     finally:
         agent.terminate(); agent.wait()
-    seen = [(e.method, e.path, e.status, e.fault, "world fault" in e.note) for e in chaos.state.trace]
+    seen = [(e.method, e.path, e.status, e.fault, "world fault" in e.note) for e in chaos_run.state.trace]
     with open("seen.jsonl", "a") as f:
-        f.write(json.dumps([chaos_run, chaos.cell_id, seen]) + "\\n")
-    assert not trace.failures()
+        f.write(json.dumps([chaos_run_index, chaos_run.cell_id, seen]) + "\\n")
+    assert not chaos_trace.failures()
 ''')
     result = run(pytester)
     assert result.ret == 1
@@ -291,7 +264,8 @@ def test_refund(chaos, chaos_run, trace, tmp_path_factory):
     assert any(any(step[3] for step in steps) for steps in gate.values())  # wire faults fired
     assert any(any(step[4] for step in steps) for steps in gate.values())  # and world faults
     # the command a failing run prints reruns exactly that run in the CLI
-    printed = re.findall(r"^\s+(run\d+): .*\n\s+replay: .*\n\s+replay: (chaos-gate run .*)$", result.stdout.str(), re.M)
+    printed = re.findall(r"^  (run\d+) failed: .*\n\s*python -m pytest .*\n\s*(chaos-gate run .*)$", result.stdout.str(),
+                         re.M)
     assert printed
     name, command = printed[-1]
     argv = shlex.split(command)

@@ -84,8 +84,8 @@ def ask(question):
 
 
 @given_shapes("openai_chat", max_examples=40)
-def test_agent_survives_wrong_shapes(shape, chaos):
-    with chaos.fresh(shape) as run:
+def test_agent_survives_wrong_shapes(shape, chaos_run):
+    with chaos_run.fresh(shape) as run:
         reply = ask("hello")
         assert [e["tool"] for e in run.trace.llm_calls()] == ["llm"]  # its answer bent (when the edit found its path)
     assert reply is None or isinstance(reply, str)

@@ -65,7 +65,7 @@ class ChaosProxy:
 
 
 class ChaosRun:
-    """One run of one test: what the `chaos` fixture gives."""
+    """One run of one test: what the `chaos_run` fixture gives."""
 
     def __init__(self, proxy: ChaosProxy, cell, run: int, state):
         from gate.worlds.clock import WorldClock

@@ -8,8 +8,8 @@ agent's parser takes it and its own code meets the wrong shape.
     from gate.testing.shapes import given_shapes
 
     @given_shapes("openai_chat")                 # hypothesis: @given(shape=...), derandomized
-    def test_agent_survives_odd_answers(shape, chaos):
-        with chaos.fresh(shape):                 # a fresh run whose LLM answers carry the edits
+    def test_agent_survives_odd_answers(shape, chaos_run):
+        with chaos_run.fresh(shape):                 # a fresh run whose LLM answers carry the edits
             reply = my_agent("Where is order 5?")
         assert reply is None or isinstance(reply, str)
 
