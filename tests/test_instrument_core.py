@@ -382,3 +382,22 @@ def test_a_trace_invariant_naming_a_tool_nobody_called_is_vacuous_at_run_time():
                                                           "method": "CALL", "path": f"/{tool}", "tool": tool}]}]})
     problems = unmatched_tool_filters(config, [cell("issue_refund")])
     assert len(problems) == 1 and "'once' names tool 'issue_refnd'" in problems[0] and "issue_refund" in problems[0]
+
+
+def test_the_base_url_names_other_libraries_read_point_at_the_proxy_too():
+    """LiteLLM (so DSPy) and LlamaIndex read OPENAI_API_BASE, LiteLLM ANTHROPIC_API_BASE; a client that
+    knows only those names must reach the gate, and under sim LiteLLM must not fetch its cost map."""
+    import httpx
+
+    from proxy_harness import sim_proxy
+
+    with sim_proxy() as p:
+        assert p.env["OPENAI_API_BASE"] == p.env["OPENAI_BASE_URL"]
+        assert p.env["ANTHROPIC_API_BASE"] == p.env["ANTHROPIC_BASE_URL"]
+        assert p.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+        p.begin()
+        reply = httpx.post(p.env["OPENAI_API_BASE"] + "/chat/completions", timeout=10, json={
+            "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello"}]})
+        trace = p.end()
+    assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["role"] == "assistant"
+    assert [(e.kind, e.target) for e in trace] == [("llm", "openai")]

@@ -20,6 +20,9 @@ from gate.faults.base import FaultBase
 Fault = Annotated[FaultBase, CatalogUnion(FAULTS, "kind")]
 
 DEFAULT_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
+# The other names libraries read the same base URL from when the SDK's own is not set: LiteLLM (and
+# so DSPy) and LlamaIndex read OPENAI_API_BASE; LiteLLM reads ANTHROPIC_API_BASE. Set beside the default.
+ALIAS_ENV = {"openai": ("OPENAI_API_BASE",), "anthropic": ("ANTHROPIC_API_BASE",)}
 
 
 class LlmUpstream(StrictModel):
@@ -31,6 +34,11 @@ class LlmUpstream(StrictModel):
     @property
     def env_var(self) -> str:
         return self.env or DEFAULT_ENV.get(self.provider, f"{self.name.upper()}_BASE_URL")
+
+    @property
+    def env_vars(self) -> tuple[str, ...]:
+        """Every env var pointed at the proxy: `env` alone when given, else the provider's names."""
+        return (self.env,) if self.env else (self.env_var, *ALIAS_ENV.get(self.provider, ()))
 
 
 class ToolUpstream(StrictModel):

@@ -35,7 +35,10 @@ class ProxyHook:
     def env(self) -> dict[str, str]:
         env = {"CHAOS_GATE_FN_URL": f"{self.server.url}/fn"}  # in-process tool calls (gate/instrument)
         for llm in self.config.llm:
-            env[llm.env_var] = f"{self.server.url}/llm/{llm.name}"
+            for name in llm.env_vars:
+                env[name] = f"{self.server.url}/llm/{llm.name}"
+        if any(llm.upstream == "sim" for llm in self.config.llm):
+            env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # keyless means offline: LiteLLM fetches its cost map
         for tool in self.config.tools:
             if tool.kind != "command":  # a command is reached through its PATH shim (gate/instrument/commands.py)
                 env[tool.env] = f"{self.server.url}/tool/{tool.name}"
