@@ -91,6 +91,12 @@ class ProxyApp:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return
+        try:
+            await self._serve(scope, receive, send)
+        except AgentGone:  # the request never arrived whole: nothing was forwarded, nothing to answer
+            pass
+
+    async def _serve(self, scope, receive, send):
         if scope["path"].startswith("/fn/"):
             return await self.functions.handle(scope["path"][4:], await _read_body(receive), send)
         parts = split_path(scope["path"])
@@ -114,6 +120,7 @@ class ProxyApp:
                            rpc_method=info.rpc_method, body=body,
                            idempotency_key=_idempotency_key(headers))
         self.mcp.mark(entry, info)
+        cycle = getattr(send, "__self__", None)  # the server's own record of this request (gate/proxy/server.py)
         send = self.mcp.watch(info, send)
         state = run or RunState(None)
         entry.start_ms = state.now_ms()
@@ -153,6 +160,10 @@ class ProxyApp:
         except (OSError, RuntimeError) as exc:  # the agent went away mid-response
             entry.note = (entry.note + f" client gone ({type(exc).__name__})").strip()
         finally:
+            if getattr(cycle, "agent_gone", False):  # it hung up before its whole answer was written
+                entry.extra["agent_gone"] = True
+                if entry.extra.get("hold_ended") != "gone":  # a hold's note says so already
+                    ex.note("the agent disconnected before its answer was complete")
             entry.end_ms = state.now_ms()
             if ex.meter is not None:  # only a forwarded call is billed
                 entry.usage = ex.meter.result()
@@ -195,12 +206,17 @@ def _idempotency_key(headers: list[tuple[str, str]]) -> str | None:
     return named.get("idempotency-key") or named.get("x-idempotency-key")
 
 
+class AgentGone(Exception):
+    """The agent hung up before its request body was complete: the request is abandoned."""
+
+
 async def _read_body(receive) -> bytes:
+    """The whole request body; AgentGone if the connection ends first (a cut body is never forwarded)."""
     chunks = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            raise AgentGone()
         chunks.append(message.get("body", b""))
         if not message.get("more_body"):
             break

@@ -14,165 +14,34 @@ What the app sees is ASGI's `http` scope, `receive` (the request body, then `htt
 once the agent hangs up or the response is over) and `send`. `send.__self__.transport` is the
 connection's transport, so a fault can drop it (Exchange.abort). No websockets, no lifespan;
 pipelined requests are answered one after another.
+
+A request the app was handed is owed its answer: nothing that arrives later (a pipelined
+request after `Connection: close`, bytes that are not HTTP) replaces it; they are ignored or
+end the connection once the answer is out. `receive` hands a body on whole only while the
+connection can still carry the answer, so a request cut short is never forwarded. An `Upgrade`
+request is served as plain HTTP/1.1 (llhttp stops at an upgrade, so its head is parsed again
+without the header). Nothing is written to a closing transport (asyncio logs every such write);
+incidents are counted and told once a cell (gate/proxy/incidents.py); accepting pauses when
+descriptors run out (gate/proxy/listener.py). HTTP/1.0 gets close-delimited streams; an idle
+keep-alive connection closes after `idle_timeout`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
-import time
 from collections import deque
-from email.utils import formatdate
-from http import HTTPStatus
 from urllib.parse import unquote
 
 import httptools
 
+from gate.proxy.cycle import Cycle, status_line
+from gate.proxy.incidents import Incidents
+from gate.proxy.listener import Listener
+
 MAX_HEAD_BYTES = 1 << 20  # a request's URL and headers together: an agent's flood is refused with 431
-_STATUS_LINES = {s.value: f"HTTP/1.1 {s.value} {s.phrase}\r\n".encode() for s in HTTPStatus}
-_DISCONNECT = {"type": "http.disconnect"}
-
-
-def _status_line(status: int) -> bytes:
-    return _STATUS_LINES.get(status) or f"HTTP/1.1 {status} \r\n".encode()
-
-
-class _Date:
-    """The `date` header, formatted once a second (a real provider's answers carry one)."""
-
-    second, value = 0, b""
-
-    @classmethod
-    def header(cls) -> bytes:
-        now = int(time.time())
-        if now != cls.second:
-            cls.second, cls.value = now, b"date: " + formatdate(now, usegmt=True).encode() + b"\r\n"
-        return cls.value
-
-
-class _Cycle:
-    """One request and its response: the `receive` and `send` the app is called with."""
-
-    def __init__(self, conn: "_Connection", scope: dict, keep_alive: bool, expect_continue: bool):
-        self.conn, self.transport, self.scope = conn, conn.transport, scope
-        self.keep_alive, self.expect_continue = keep_alive, expect_continue
-        self.body: list[bytes] = []
-        self.body_done = False
-        self.body_given = False  # the last body message was handed to the app
-        self.waiters: list[asyncio.Future] = []  # receive() calls waiting (a holding fault may add one)
-        self.head: bytes | None = None  # written with the first body message, or alone at the next turn
-        self.started = self.complete = False
-        self.chunked = False
-        self.remaining: int | None = None  # content-length still owed
-        self.bodiless = scope["method"] == "HEAD"  # and, once the status is known, 1xx, 204 and 304
-
-    def wake(self) -> None:
-        if self.waiters:
-            waiters, self.waiters = self.waiters, []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
-
-    async def receive(self) -> dict:
-        while True:
-            if self.body:
-                data = self.body[0] if len(self.body) == 1 else b"".join(self.body)
-                self.body.clear()
-                self.body_given = self.body_done
-                return {"type": "http.request", "body": data, "more_body": not self.body_done}
-            if self.body_done and not self.body_given:
-                self.body_given = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            if self.conn.gone or (self.body_given and self.complete):
-                return _DISCONNECT
-            if self.expect_continue and not self.started:
-                self.expect_continue = False
-                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-            waiter = asyncio.get_running_loop().create_future()
-            self.waiters.append(waiter)
-            await waiter
-
-    async def send(self, message: dict) -> None:
-        if self.conn.gone:
-            return  # the agent hung up: what is left of the answer goes nowhere
-        if self.conn.write_paused:
-            await self.conn.drained()
-        if message["type"] == "http.response.start":
-            if self.started:
-                raise RuntimeError("the response was already started")
-            self._start(message["status"], message.get("headers") or ())
-        elif message["type"] == "http.response.body":
-            if not self.started or self.complete:
-                raise RuntimeError("a response body outside a response")
-            self._body(message.get("body", b""), message.get("more_body", False))
-        else:
-            raise RuntimeError(f"unexpected ASGI message {message['type']!r}")
-
-    def _start(self, status: int, headers) -> None:
-        self.started = True
-        lines = [_status_line(status)]
-        dated, count = False, 1  # lines of the head so far
-        for name, value in headers:
-            count += 1
-            low = name.lower()
-            if low == b"content-length":
-                self.remaining = int(value)
-            elif low == b"transfer-encoding":
-                self.chunked = value.lower() == b"chunked"
-            elif low == b"connection" and b"close" in value.lower():
-                self.keep_alive = False
-            dated = dated or low == b"date"
-            lines += (low, b": ", value, b"\r\n")
-        if not dated:
-            lines.append(_Date.header())
-            count += 1
-        head = b"".join(lines)
-        if head.count(b"\n") != count or head.count(b"\r") != count:
-            # a name or value with a line break of its own (one check of the whole head: `b"\r" in x`
-            # costs CPython a formatted TypeError per test before it searches)
-            raise RuntimeError("a response header with a line break")
-        self.bodiless = self.bodiless or status in (204, 304) or status < 200
-        self.head = head  # finished by _framing (length or chunked) when the body comes
-        asyncio.get_running_loop().call_soon(self._flush_head)
-
-    def _framing(self, first: bytes, more: bool) -> bytes:
-        """The head's last lines: a body that is all in its first message gets its length."""
-        extra = b""
-        if self.remaining is None and not self.chunked and not self.bodiless:
-            if more:
-                self.chunked, extra = True, b"transfer-encoding: chunked\r\n"
-            else:
-                self.remaining, extra = len(first), b"content-length: %d\r\n" % len(first)
-        if not self.keep_alive:
-            extra += b"connection: close\r\n"
-        return extra + b"\r\n"
-
-    def _flush_head(self) -> None:
-        """A head whose body did not follow in the same turn goes out alone (a stall after it)."""
-        if self.head is not None and not self.conn.gone:
-            head, self.head = self.head, None
-            self.transport.write(head + self._framing(b"", True))
-
-    def _body(self, data: bytes, more: bool) -> None:
-        head = b""
-        if self.head is not None:
-            head, self.head = self.head + self._framing(data, more), None
-        if self.bodiless:
-            data = b""
-        elif self.chunked:
-            data = (b"%x\r\n%b\r\n" % (len(data), data) if data else b"") + (b"" if more else b"0\r\n\r\n")
-        elif self.remaining is not None:
-            if len(data) > self.remaining:
-                raise RuntimeError("response content longer than its content-length")
-            self.remaining -= len(data)
-        if head or data:
-            self.transport.write(head + data if head else data)
-        if not more:
-            if self.remaining and not self.bodiless:
-                raise RuntimeError("response content shorter than its content-length")
-            self.complete = True
-            self.wake()
-            self.conn.finished(self)
+IDLE_TIMEOUT = 5.0  # seconds an idle keep-alive connection is kept (uvicorn's default): leaks stay bounded
+LINGER = 2.0  # seconds a refused connection reads on before it closes, so the refusal is not lost to a reset
 
 
 class _Connection(asyncio.Protocol):
@@ -182,18 +51,26 @@ class _Connection(asyncio.Protocol):
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpRequestParser(self)
-        self.parsing: _Cycle | None = None  # the request whose bytes are arriving
-        self.queue: deque[_Cycle] = deque()  # requests waiting for the one being answered
-        self.serving: _Cycle | None = None
+        self.parsing: Cycle | None = None  # the request whose bytes are arriving
+        self.queue: deque[Cycle] = deque()  # requests waiting for the one being answered
+        self.serving: Cycle | None = None
         self.gone = False
+        self.hung_up = False  # the agent closed its side (not a close of ours, nor a fault's drop)
+        self.ending = False  # no further request is read: after `Connection: close`, or bytes not HTTP
+        self.lingering = False  # refused: our side is shut, what still arrives is read and dropped
         self.peer = None
         self.write_paused = False
         self.read_paused = False
         self._drain: asyncio.Future | None = None
+        self._idle: asyncio.TimerHandle | None = None
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._head_bytes = 0
+        self._in_head = False  # a head has begun and not ended: what arrives meanwhile counts toward the limit
+        self._head_seen = 0  # bytes of the segments that arrived while it had not ended
         self._expect = False  # the request asked for `100 Continue` before it sends its body
+        self._upgrade = False  # it named an `Upgrade` (llhttp then stops after its head)
+        self._replay: bytes | None = None  # that head again, without the upgrade
 
     # -- asyncio ---------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -205,22 +82,40 @@ class _Connection(asyncio.Protocol):
         except (OSError, AttributeError):
             pass
         self.server.connections.add(self)
+        self._rest()
 
     def data_received(self, data: bytes) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        if self.ending:
+            return  # nothing after `Connection: close` or refused bytes is read, let alone dispatched
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._refuse(400, b"upgrades are not supported")
+        except httptools.HttpParserUpgrade as exc:
+            self._unupgrade(data[exc.args[0]:])
         except httptools.HttpParserError as exc:  # a callback's own error arrives as its context
-            if isinstance(exc.__context__, _HeadTooLarge):
-                self._refuse(431, b"request head too large")
-            else:
-                self._refuse(400, b"malformed HTTP request")
+            if not self.ending:
+                self._malformed(431 if isinstance(exc.__context__, _HeadTooLarge) else 400)
+        else:
+            if self._in_head:  # llhttp holds a header value until it ends: count what arrived meanwhile
+                self._head_seen += len(data)
+                if self._head_seen > MAX_HEAD_BYTES:
+                    self._malformed(431)
+
+    def eof_received(self) -> None:
+        self.hung_up = True  # returning None closes the transport
 
     def connection_lost(self, exc) -> None:
         self.gone = True
-        self.server.connections.discard(self)
-        for cycle in (self.serving, self.parsing, *self.queue):
+        if self._idle is not None:
+            self._idle.cancel()
+        self.server.lost(self)
+        serving = self.serving
+        if serving is not None and not (serving.complete or serving.cut) and (exc is not None or self.hung_up):
+            serving.agent_gone = True
+            self.server.incidents.note("hung_up")
+        for cycle in (serving, self.parsing, *self.queue):
             if cycle is not None:
                 cycle.wake()
         self._wake_drain()
@@ -250,6 +145,7 @@ class _Connection(asyncio.Protocol):
     # -- llhttp ----------------------------------------------------------------------
     def on_message_begin(self) -> None:
         self._url, self._headers, self._head_bytes, self._expect = b"", [], 0, False
+        self._in_head, self._head_seen, self._upgrade = True, 0, False
 
     def on_url(self, url: bytes) -> None:
         self._url += url
@@ -260,12 +156,18 @@ class _Connection(asyncio.Protocol):
         name = name.lower()
         if name == b"expect":
             self._expect = value.lower() == b"100-continue"
+        elif name == b"upgrade":
+            self._upgrade = True
         self._headers.append((name, value))
         self._head_bytes += len(name) + len(value)
         if self._head_bytes > MAX_HEAD_BYTES:
             raise _HeadTooLarge()
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
+        if self._upgrade and self.parser.should_upgrade():
+            self._replay = self._head_without_upgrade()
+            return  # no cycle: the request is read again from that head (see _unupgrade)
         url = httptools.parse_url(self._url)
         raw_path = url.path or b"/"
         path = raw_path.decode("ascii", "replace")
@@ -275,7 +177,7 @@ class _Connection(asyncio.Protocol):
                  "path": unquote(path) if "%" in path else path, "raw_path": raw_path, "root_path": "",
                  "query_string": url.query or b"", "headers": self._headers,
                  "server": (self.server.advertise, self.server.port), "client": self.peer}
-        cycle = self.parsing = _Cycle(self, scope, self.parser.should_keep_alive(), self._expect)
+        cycle = self.parsing = Cycle(self, scope, self.parser.should_keep_alive(), self._expect)
         if self.serving is None:
             self._serve(cycle)
         else:  # pipelined: answered after the one in progress; read no further meanwhile
@@ -290,17 +192,62 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         cycle, self.parsing = self.parsing, None
+        if cycle is None:
+            return  # an upgrade's head: read again without it
         cycle.body_done = True
         cycle.wake()
+        if not cycle.keep_alive:
+            self.ending = True  # `Connection: close` (or HTTP/1.0): what follows is never dispatched
+
+    # -- what is not plain HTTP/1.1 ---------------------------------------------------
+    def _head_without_upgrade(self) -> bytes:
+        """The head as received, less `Upgrade` and what `Connection` names but close/keep-alive
+        (HTTP2-Settings, say): we speak HTTP/1.1 only, and llhttp never reads an upgrade's body."""
+        keep = (b"close", b"keep-alive")
+        named = {t.strip().lower() for k, v in self._headers if k == b"connection" for t in v.split(b",")}
+        lines = [b"%s %s HTTP/%s\r\n" % (self.parser.get_method(), self._url, self.parser.get_http_version().encode())]
+        for name, value in self._headers:
+            if name == b"connection":
+                value = b", ".join(t for t in sorted(named) if t in keep)
+            elif name == b"upgrade" or name in named:
+                continue
+            if value:
+                lines.append(b"%s: %s\r\n" % (name, value))
+        return b"".join(lines) + b"\r\n"
+
+    def _unupgrade(self, rest: bytes) -> None:
+        head, self._replay = self._replay, None
+        if head is None:  # CONNECT: what follows is not ours to read
+            self._malformed(400)
+            return
+        self.parser = httptools.HttpRequestParser(self)
+        self.data_received(head + rest)
+
+    def _malformed(self, status: int) -> None:
+        """Bytes that are not (or no longer) a request: refused, but never in place of an answer
+        already owed; the request they cut short is never handed on whole."""
+        self.server.incidents.note("malformed")
+        self.ending = True
+        cycle, self.parsing = self.parsing, None
+        if cycle is not None:
+            cycle.cut = True
+            cycle.wake()
+            if cycle in self.queue:
+                self.queue.remove(cycle)  # not dispatched: forgotten
+        serving = self.serving
+        if serving is None or (serving is cycle and not serving.started):
+            self._refuse(status, b"request head too large" if status == 431 else b"malformed HTTP request", close=False)
+            self._linger()
+        # else: the answer in progress, and complete requests queued after it, go out; then the close
 
     # -- serving ---------------------------------------------------------------------
-    def _serve(self, cycle: _Cycle) -> None:
+    def _serve(self, cycle: Cycle) -> None:
         self.serving = cycle
         task = asyncio.get_running_loop().create_task(self._run(cycle))
         self.server.tasks.add(task)
         task.add_done_callback(self.server.tasks.discard)
 
-    async def _run(self, cycle: _Cycle) -> None:
+    async def _run(self, cycle: Cycle) -> None:
         try:
             await self.server.app(cycle.scope, cycle.receive, cycle.send)
         except asyncio.CancelledError:
@@ -308,14 +255,14 @@ class _Connection(asyncio.Protocol):
             raise
         except Exception:  # an app error: never a traceback on the agent's connection
             cycle.head = None  # a head it started is not sent on
-        if not cycle.complete:  # failed, or returned without finishing its answer
+        if not cycle.complete:  # failed, or returned without finishing its answer (or abandoned it)
             if cycle.head is not None:
                 cycle._flush_head()
             self._refuse(500, b"Internal Server Error")  # the status only if no head went out
 
-    def finished(self, cycle: _Cycle) -> None:
+    def finished(self, cycle: Cycle) -> None:
         """The response is complete: the next request, or the end of the connection."""
-        if not cycle.keep_alive or self.server.closing:
+        if not cycle.keep_alive or self.server.closing or (self.ending and not self.queue):
             self._close()
             return
         self.serving = None
@@ -323,12 +270,34 @@ class _Connection(asyncio.Protocol):
             self._serve(self.queue.popleft())
         if not self.queue and self.read_paused:  # the next request's body may still be arriving
             self.resume_reading()
+        if self.serving is None and self.parsing is None:
+            self._rest()
 
-    def _refuse(self, status: int, why: bytes) -> None:
-        if not self.gone and (self.serving is None or not self.serving.started):
-            self.transport.write(_status_line(status) + b"content-type: text/plain\r\ncontent-length: %d\r\n"
+    def _rest(self) -> None:
+        """Nothing in flight: the connection closes unless a request begins within the idle timeout."""
+        timeout = self.server.idle_timeout
+        if timeout and self._idle is None:
+            self._idle = asyncio.get_running_loop().call_later(timeout, self._close)
+
+    def _linger(self) -> None:
+        """Closing with the agent's bytes unread would reset the connection, and a reset can discard
+        the refusal before the agent reads it (a 431 mid-flood): shut our side, drop what still
+        arrives, and close when the agent does or after LINGER."""
+        transport = self.transport
+        if transport.is_closing() or not transport.can_write_eof():
+            return self._close()
+        transport.write_eof()
+        self.lingering = True
+        asyncio.get_running_loop().call_later(LINGER, self._close)
+
+    def _refuse(self, status: int, why: bytes, close: bool = True) -> None:
+        if self.lingering:
+            return
+        if not self.transport.is_closing() and (self.serving is None or not self.serving.started):
+            self.transport.write(status_line(status) + b"content-type: text/plain\r\ncontent-length: %d\r\n"
                                  b"connection: close\r\n\r\n%b" % (len(why), why))
-        self._close()
+        if close:
+            self._close()
 
     def _close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
@@ -336,7 +305,7 @@ class _Connection(asyncio.Protocol):
 
     def shutdown(self) -> None:
         """The gate is stopping: close now if idle, else after the answer in progress."""
-        if self.serving is None:
+        if self.serving is None or self.lingering:
             self._close()
         else:
             self.serving.keep_alive = False
@@ -347,9 +316,12 @@ class _HeadTooLarge(Exception):
 
 
 class ProxyServer:
-    def __init__(self, app, bind: str = "127.0.0.1", advertise: str | None = None):
+    def __init__(self, app, bind: str = "127.0.0.1", advertise: str | None = None,
+                 idle_timeout: float | None = IDLE_TIMEOUT):
+        """`idle_timeout`: seconds an idle keep-alive connection stays open (None or 0: for ever)."""
         self.app = app
         self.advertise = advertise or bind
+        self.idle_timeout = idle_timeout
         # proto IPPROTO_TCP: the accepted sockets get TCP_NODELAY (without it every response can pay a
         # 40 ms Nagle + delayed-ACK stall); connections set it again themselves
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -359,22 +331,27 @@ class ProxyServer:
         self.connections: set[_Connection] = set()
         self.tasks: set[asyncio.Task] = set()
         self.closing = False
-        self._server: asyncio.AbstractServer | None = None
+        # the cell in progress is the app's current run, when it has one (ProxyApp does)
+        self.incidents = Incidents(lambda: getattr(app, "current", None), lambda: getattr(app, "last_cell", None))
+        self._listener = Listener(self.sock, lambda: _Connection(self), self.incidents)
 
     @property
     def url(self) -> str:
         return f"http://{self.advertise}:{self.port}"
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Connection(self), sock=self.sock, backlog=2048)
+        self._listener.start()
+
+    def lost(self, conn: _Connection) -> None:
+        """A connection closed: its descriptor is free, so accepting may go on if it had paused."""
+        self.connections.discard(conn)
+        self._listener.resume()
 
     async def stop(self) -> None:
         """Stop accepting; close idle connections, and the others once their answer is out."""
         self.closing = True
-        if self._server is not None:
-            self._server.close()
-            for conn in list(self.connections):
-                conn.shutdown()
-            self._server = None
+        self._listener.close()
+        for conn in list(self.connections):
+            conn.shutdown()
         self.sock.close()
+        self.incidents.flush()
