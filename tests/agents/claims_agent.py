@@ -18,10 +18,12 @@ so the model can say it failed.
 import json
 import os
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import openai
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from httpkit import AgentHandler, serve_agent  # noqa: E402  (tests/httpkit.py: the shared JSON handler)
 
 BUGS = set(os.environ.get("AGENT_BUGS", "").split(",")) - {""}
 ALL = {"swallow_errors", "canned_success", "stale_cache", "accept_empty", "trust_status"}
@@ -95,27 +97,10 @@ def answer(message: str) -> str:
     return "Sorry, I could not finish that."
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *a):
-        pass
-
-    def _send(self, status, doc):
-        body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        self._send(200, {"ok": True})
-
+class Handler(AgentHandler):
     def do_POST(self):
-        data = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        self._send(200, {"reply": answer(data.get("message", ""))})
+        self.reply(200, {"reply": answer(self.json_body().get("message", ""))})
 
 
 if __name__ == "__main__":
-    ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+    serve_agent(Handler)

@@ -6,51 +6,41 @@ services decline: a 200 whose body is an error object. POST /reset empties the l
 GET /refunds lists what was refunded. Port from $CLAIMS_PORT.
 """
 
-import json
 import os
+import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from httpkit import JsonHandler  # noqa: E402  (tests/httpkit.py: the shared JSON handler)
 
 REFUNDS: list[dict] = []
 LOCK = threading.Lock()
 DECLINED = "4040"
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *a):
-        pass
-
-    def _reply(self, status, doc):
-        body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(JsonHandler):
     def do_GET(self):
         if self.path.startswith("/orders/"):
-            return self._reply(200, {"order_id": self.path.rsplit("/", 1)[-1], "status": "shipped"})
+            return self.reply(200, {"order_id": self.path.rsplit("/", 1)[-1], "status": "shipped"})
         if self.path == "/refunds":
             with LOCK:
-                return self._reply(200, list(REFUNDS))
-        self._reply(404, {"error": "not found"})
+                return self.reply(200, list(REFUNDS))
+        self.reply(404, {"error": "not found"})
 
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        body = self.json_body()
         if self.path == "/reset":
             with LOCK:
                 REFUNDS.clear()
-            return self._reply(200, {"ok": True})
+            return self.reply(200, {"ok": True})
         order = str(body.get("order_id"))
         if order == DECLINED:
-            return self._reply(200, {"error": f"refund declined: order {order} is past its return window"})
+            return self.reply(200, {"error": f"refund declined: order {order} is past its return window"})
         with LOCK:
             refund = {"refund_id": f"rf_{len(REFUNDS) + 1}", "order_id": order, "status": "refunded"}
             REFUNDS.append(refund)
-        self._reply(201, refund)
+        self.reply(201, refund)
 
 
 if __name__ == "__main__":
