@@ -172,6 +172,18 @@ def test_a_run_type_filtered_export_still_imports(traced, tmp_path):
     assert {s["input"] for s in sessions.values()} == {tp.QUESTION, "hello there"}
 
 
+def test_an_llm_only_export_keeps_each_traces_final_answer(traced, tmp_path):
+    """Filtered to LLM runs there is no chain root: each session's output is still the trace's final
+    answer (the last LLM run's text), as the full export has it, not the first LLM run's."""
+    _, full = import_file(traced["files"]["flat"], tmp_path / "full")
+    code, sessions = import_file(traced["files"]["llm-only"], tmp_path / "s")
+    assert code == 0 and sessions.keys() == full.keys()
+    for name, session in sessions.items():
+        assert session["output"] == full[name]["output"] and session["output"], session["input_id"]
+    spoke_first = [s for s in sessions.values() if len(s["exchanges"]) > 1]
+    assert spoke_first and all(s["output"] in traced["answers"].values() for s in spoke_first)
+
+
 def test_replay_is_followed_or_fails(traced, tmp_path, monkeypatch):
     """A trace the agent stops following is reported; an unmapped tool name is named on both sides."""
     code, sessions = import_file(traced["files"]["flat"], tmp_path / "sessions")

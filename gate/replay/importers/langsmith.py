@@ -211,8 +211,20 @@ def build_session(trace_id: str, runs: list[dict], index: Index, wrappers: set[s
     if text is None:
         raise Skip(f"root run {root['id']} ({root.get('name')}) has no user input (a string input or messages)")
     exchanges = [exchange(r, llm_target, tool_map) for r in calls]
-    output = output_text(root.get("outputs")) if root.get("run_type") != "tool" else None
-    return session_of("langsmith", trace_id, root.get("name"), text, output, exchanges)
+    return session_of("langsmith", trace_id, root.get("name"), text, final_answer(root, calls), exchanges)
+
+
+def final_answer(root: dict, calls: list[dict]) -> str | None:
+    """The trace's answer: its root's output; where the root is itself a call (an export filtered
+    to LLM runs has no chain root, and each LLM run is a root), the last LLM run's text: the
+    first one may have spoken before calling a tool, or only called it."""
+    if root.get("run_type") not in CALLS:
+        return output_text(root.get("outputs"))
+    answered = [r for r in calls if r["run_type"] == "llm" and not r.get("error")]
+    if not answered:
+        return None
+    turn = llm_turn(reduced_stream(answered[-1].get("outputs")))
+    return turn.text if turn is not None and turn.text else None
 
 
 def import_langsmith(path: Path, llm_target: str = "llm", tool_map: dict[str, str] | None = None) -> ImportResult:
