@@ -79,3 +79,26 @@ def test_a_fresh_agent_gets_neither_warning(tmp_path):
     code, verdict = run(tmp_path, "nocache")
     assert code == 0, verdict["reasons"]
     assert not any("reached nothing" in w or "keep state" in w for w in verdict["warnings"])
+
+
+def test_a_tool_the_model_called_that_no_transport_saw_is_called_not_reached(tmp_path):
+    """The openai SDK's own function-calling loop with a local function: no seam, no wire call. The model's
+    call is in the history the agent sends back, so the reach line names the tool (promise 4)."""
+    doc = {
+        "version": 1, "seed": 3,
+        "agent": {"invoke": {"command": {"command": [sys.executable, str(AGENTS / "local_tool_agent.py")],
+                                         "env": {"OPENAI_API_KEY": "sk-sim"}}}, "timeout": 30},
+        "llm": [{"name": "openai", "provider": "openai", "upstream": "sim"}],
+        "sim": {"rules": [{"when": r"order (\d+)", "steps": [{"call": "get_order", "arguments": {"order_id": "{{1}}"}},
+                                                             {"answer": "Order {{1}} has shipped."}]}]},
+        "inputs": [{"id": "where", "text": TEXT}], "mutation": {"enabled": False}, "shrink": {"enabled": False},
+        "contract": {"invariants": [{"id": "answered", "type": "not_empty", "severity": "high"}]},
+        "concurrency": 1,
+    }
+    out = tmp_path / "out"
+    code = main(["run", "-c", str(write_config(tmp_path, json.dumps(doc))), "-o", str(out), "--quiet"])
+    reach = load_report(out)["verdict"]["reach"]
+    assert code == 0 and reach["called"] == ["get_order"]
+    note = next(n for n in reach["notes"] if n.startswith("called, not reached"))
+    assert "get_order" in note and "outside every seam" in note
+    assert "Called\\, not reached" in (out / "summary.md").read_text()  # the summary escapes agent-named text

@@ -86,6 +86,7 @@ class ProxyApp:
 
         self.functions = FunctionEndpoints(self)  # /fn/: in-process tool calls (gate/instrument)
         self.offered: set[str] = set()  # tool names the agent offered its model or called (coverage)
+        self.model_called: set[str] = set()  # tool names the model called, read off the history (reach)
         self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
 
     async def __call__(self, scope, receive, send):
@@ -182,6 +183,8 @@ class ProxyApp:
             return
         if route.kind == "llm":
             self.offered.update(name[:200] for name in offered.tool_names(body, info.doc))
+            if len(self.model_called) < MAX_OFFERED:
+                self.model_called.update(name[:200] for name in offered.called_names(body, info.doc))
         elif info.tool:
             self.offered.add(str(info.tool)[:200])
 

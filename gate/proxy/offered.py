@@ -1,9 +1,14 @@
-"""Which tools the agent offered its model: read off the LLM requests the proxy relays.
+"""Which tools the agent offered its model, and which it ran for it: read off the LLM requests the
+proxy relays.
 
 Validation cannot know a framework's in-process tools (they exist only once the agent
 runs), so coverage learns them here: every dialect's request names its tools (Chat and
 Responses `tools[]`, Anthropic `tools[].name`, Gemini `functionDeclarations`). A fault
 whose `tool:` glob met none of them is reported with the names the agent did offer.
+
+A request also carries the history: the tool calls the model made earlier in the conversation
+(`called_names`), whose results the agent ran and sent back. A name the model called that no
+transport saw a call to ran outside every seam: the reach line says "called, not reached".
 """
 
 from __future__ import annotations
@@ -39,3 +44,33 @@ def tool_names(body: bytes, doc: Any = _UNPARSED) -> list[str]:
             if isinstance(decl, dict) and isinstance(decl.get("name"), str):
                 names.append(decl["name"])  # Gemini
     return names
+
+
+_CALL_MARKS = (b'"tool_calls"', b'"function_call"', b'"tool_use"', b'"functionCall"')
+
+
+def called_names(body: bytes, doc: Any) -> list[str]:
+    """The tool names the model called earlier in this conversation, as the request's history shows
+    them (Chat `tool_calls`, Responses `function_call` items, Anthropic `tool_use`, Gemini
+    `functionCall`). `doc`: the parsed body."""
+    if not isinstance(doc, dict) or not any(body.find(mark) >= 0 for mark in _CALL_MARKS):
+        return []
+    names = []
+    for item in (doc.get("messages") or doc.get("contents") or []) + _list(doc.get("input")):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":  # Responses
+            names.append(item.get("name"))
+        for call in _list(item.get("tool_calls")):  # Chat Completions
+            names.append((call.get("function") or {}).get("name") if isinstance(call, dict) else None)
+        for part in _list(item.get("content")) + _list(item.get("parts")):
+            if isinstance(part, dict) and part.get("type") == "tool_use":  # Anthropic
+                names.append(part.get("name"))
+            elif isinstance(part, dict) and isinstance(part.get("functionCall"), dict):  # Gemini
+                names.append(part["functionCall"].get("name"))
+    return [n for n in names if isinstance(n, str)]
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+

@@ -189,6 +189,8 @@ class Reach(BaseModel):
     in_process: list[str] = Field(default_factory=list, description="Framework seams the agent's process loaded.")
     failed: list[str] = Field(default_factory=list, description="Seams that could not be patched, with why.")
     offered: list[str] = Field(default_factory=list, description="Tool names the agent offered its model or called.")
+    called: list[str] = Field(default_factory=list, description="Tool names the model called, as the conversations "
+                                                                "the agent sent back show them.")
     notes: list[str] = Field(default_factory=list, description="What was not reached, and the way to reach it.")
 
 

@@ -110,7 +110,7 @@ class ProxyHook:
     def reached(self) -> dict:
         """What this worker's proxy saw: upstreams with calls, the agent's seams, its tools (gate/verdict/reach.py)."""
         return {"targets": dict(self.app.calls_by_target), "seams": dict(self.app.functions.seams),
-                "offered": set(self.app.offered)}
+                "offered": set(self.app.offered), "called": set(self.app.model_called)}
 
     def agent_clock(self):
         """The agent processes' own clock rates, read from inside them (gate/instrument/clock.py)."""

@@ -54,7 +54,8 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
                       skipped=sum(c.status == "skipped" for c in results)),
         stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
         coverage=list(coverage), usage=usage, pass_k=floors)
-    part.reach = with_notes(config, reach, part.coverage, [glob for _, glob in unmatched_tool_globs(config, results)])
+    part.reach = with_notes(config, reach, part.coverage, [glob for _, glob in unmatched_tool_globs(config, results)],
+                            {name for c in results if c.reached for name in c.reached.tools})
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
                                            whole_plan=whole_plan, stray_count=len(stray),
                                            startup=not_started, reruns=reruns))

@@ -34,7 +34,8 @@ def build_reach(config, seen: list[dict]) -> Reach:
     ok = sorted(n for n in seams if not n.endswith(":failed"))
     failed = sorted(f"{n[:-7]}: {d.get('error', '')}" for n, d in seams.items() if n.endswith(":failed"))
     offered = sorted({name for w in seen for name in w.get("offered", ())})
-    return Reach(wire=wire, in_process=ok, failed=failed, offered=offered)
+    called = sorted({name for w in seen for name in w.get("called", ())})
+    return Reach(wire=wire, in_process=ok, failed=failed, offered=offered, called=called)
 
 
 def merge_reach(parts: list[Reach | None]) -> Reach | None:
@@ -46,17 +47,24 @@ def merge_reach(parts: list[Reach | None]) -> Reach | None:
     def union(field: str) -> list[str]:
         return sorted({item for r in have for item in getattr(r, field)})
 
-    return Reach(wire=union("wire"), in_process=union("in_process"), failed=union("failed"), offered=union("offered"))
+    return Reach(wire=union("wire"), in_process=union("in_process"), failed=union("failed"), offered=union("offered"),
+                 called=union("called"))
 
 
-def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]) -> Reach | None:
+def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str], tools_seen=()) -> Reach | None:
     """`reach` with its notes: what was not reached, and the way to reach it. `coverage`: the run's
     scenario coverage (a tool fault that matched no call); `unmatched_tools`: `tool:` globs of
-    invariants that met no call (gate/verdict/coverage.py)."""
+    invariants that met no call (gate/verdict/coverage.py); `tools_seen`: every tool name a
+    transport saw a call to (the cells' `reached`)."""
     if reach is None:
         return None
     notes = []
-    missed = _missed_tools(coverage, unmatched_tools)
+    unseen = called_not_reached(reach, tools_seen)
+    if unseen:
+        notes.append(f"called, not reached: the model called {', '.join(unseen)} and the agent sent a result back, but "
+                     "no transport saw the call: the tool ran outside every seam the gate instruments, so no fault "
+                     f"reached it; {WAY_FORWARD}")
+    missed = [name for name in _missed_tools(coverage, unmatched_tools) if name not in unseen]
     if missed:
         reason = why_unreached(config) or (
             "the agent loaded none of the frameworks the gate instruments" if not reach.in_process else
@@ -67,6 +75,16 @@ def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]
         if f"tool:{tool.name}" not in reach.wire:
             notes.append(f"tool upstream '{tool.name}' received no call")
     return reach.model_copy(update={"notes": notes})
+
+
+def called_not_reached(reach: Reach, tools_seen) -> list[str]:
+    """Tools the model called that no transport saw. Only said when the gate saw no tool call on the wire
+    either: a wire tool's upstream name need not be the function's name, so a run with wire tool calls
+    may have reached it there, and the gate would rather stay silent than cry wolf."""
+    if any(t.startswith("tool:") for t in reach.wire):
+        return []
+    seen = set(tools_seen)
+    return [name for name in reach.called if name not in seen]
 
 
 def _missed_tools(coverage, unmatched_tools: list[str]) -> list[str]:
