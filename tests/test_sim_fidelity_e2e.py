@@ -54,6 +54,23 @@ def test_node_stream_fragment_faults_are_reissued_and_the_refund_really_made(tmp
     assert "refund-made" not in failed(cell)
 
 
+def test_reordered_fragments_answered_after_json_are_reissued(tmp_path):
+    """16-character fragments swapped: `JSON.parse` in runTools says "Unexpected non-whitespace character
+    after JSON at position 2", a V8 wording the sim must know as the family it is (issue 34)."""
+    node_ready()
+    doc = yaml.safe_load((NODE / "chaos-gate.yaml").read_text())
+    doc["services"][0]["command"] = [sys.executable, str(ROOT / "examples" / "sdk_agent" / "orders_service.py")]
+    doc["agent"]["start"]["command"] = ["node", str(NODE / "agent.mjs")]
+    doc["agent"]["start"]["cwd"] = str(NODE)
+    doc["sim"]["chunk_chars"] = 16
+    config = tmp_path / "chaos-gate.yaml"
+    config.write_text(yaml.safe_dump(doc))
+    cell = run_cells(config, tmp_path / "out", "contract/*/fragments_reordered")["fragments_reordered"]
+    assert cell["runs"][0]["trace"][0]["fault_status"] == "fired"
+    assert cell["status"] == "pass", failed(cell)
+    assert targets(cell) == ["openai", "openai", "orders", "openai"]  # re-issued, then the refund, then the answer
+
+
 def test_an_agent_that_swallows_damaged_arguments_is_caught_on_refund_made(tmp_path):
     node_ready()
     doc = yaml.safe_load((NODE / "chaos-gate.yaml").read_text())

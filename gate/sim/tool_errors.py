@@ -25,12 +25,29 @@ from gate.dialects.model import ToolCall, ToolResult
 
 HEAD = 300  # the wording is at the start of a result: a long tool answer is not searched whole
 
+# V8's JSON.parse (Node, Deno, Chrome) as a family, not one message at a time: which one an agent
+# sends back depends on where the damage lands (npm openai runTools returns fn.parse's message:
+# `Expected ',' or '}' after property value in JSON at position 17` for one swap of two argument
+# fragments, `Unexpected non-whitespace character after JSON at position 10` for another). Every
+# positional wording, old V8 (`Unexpected token } in JSON at position 5`) and new, names a position
+# in or after "JSON"; the rest end "is not valid JSON"; the leading words below still say it when a
+# framework cuts the message short.
+V8_JSON_PARSE = (
+    r"\b(?:in|after) JSON at position \d+",
+    r"\bis not valid JSON\b",  # `Unexpected token 'x', "{x" is not valid JSON`, `"[object Object]" is not ...`
+    r"\bUnexpected end of JSON input\b",
+    r"\bUnexpected non-whitespace character after JSON\b",
+    r"\bUnexpected (?:token|number|string) in JSON\b",
+    r"\bExpected (?:property name or '\}'|double-quoted property name|',' or '[\]}]'|':' after property name)",
+    r"\bBad (?:control character in string literal|escaped character|Unicode escape)\b",
+    r"\bUnterminated (?:string|fractional number) in JSON\b",
+    r"\b(?:Exponent part is missing a number|No number after minus sign) in JSON\b",
+)
+
 # The call itself was wrong: arguments that do not parse or do not validate, or a tool name the
 # framework does not know.
 BAD_CALL = re.compile("|".join([
-    r"\bis not valid JSON\b", r"\bin JSON at position \d+", r"\bUnexpected end of JSON input\b",  # V8 JSON.parse
-    # (npm openai runTools returns fn.parse's message: `Expected ',' or '}' after property value in JSON
-    # at position 17`)
+    *V8_JSON_PARSE,
     r"\bJSON Parse error\b",  # JavaScriptCore (Bun)
     r"\bline \d+ column \d+ \(char \d+\)",  # Python's json.JSONDecodeError
     r"\bInvalid JSON\b", r"\bjson_invalid\b",  # pydantic (pydantic-ai's retry prompt), Agents SDK "Invalid JSON input"
