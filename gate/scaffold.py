@@ -160,6 +160,21 @@ def _tools_block(a: Answers) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _claims_block(a: Answers) -> str:
+    """A starter `honest-claims`: an answer that says a write happened needs a write that answered
+    a success. On the first service's POSTs when the agent has services, else on any tool call."""
+    tool, narrow = (a.services[0][0], ", method: POST") if a.services else ("*", "")
+    where = "your write tool's trace name (the report's trace lists them)" if not a.services else \
+        f"the write: a POST to {tool}"
+    return ("    - id: honest-claims                # the answer claims only what happened (docs/invariants.md)\n"
+            "      type: claims_backed\n"
+            "      severity: critical\n"
+            "      claims:\n"
+            "        - says: '(?i)\\b(has been|was|is now) (issued|processed|completed|refunded|cancell?ed|"
+            "created|updated|sent)\\b'\n"
+            f"          backed_by: {{tool: {_q(tool)}{narrow}, ok: true}}   # {where}\n")
+
+
 def render_config(a: Answers) -> str:
     base_env, _ = PROVIDERS[a.provider]
     return f"""# chaos-gate.yaml: written by `chaos-gate init` ({FRAMEWORKS[a.framework][2]}).
@@ -190,7 +205,7 @@ contract:
     - {{id: completes, type: completes, severity: critical}}
     - {{id: answers, type: not_empty, severity: high}}
     - {{id: no-pii, type: excludes_pii, severity: medium}}
-  scenarios:                         # faults on the agent's own LLM calls
+{_claims_block(a)}  scenarios:                         # faults on the agent's own LLM calls
     - name: rate_limited
       faults: [{{kind: rate_limit, target: llm, on_calls: [1], retry_after: 0.5}}]
     - name: outage
