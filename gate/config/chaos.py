@@ -41,30 +41,47 @@ class LlmUpstream(StrictModel):
         return (self.env,) if self.env else (self.env_var, *ALIAS_ENV.get(self.provider, ()))
 
 
+IN_PROCESS_KINDS = ("command", "function")  # reached inside the agent (gate/instrument), not through a URL
+
+
 class ToolUpstream(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="The upstream's name; for `kind: command`, the "
-                                                                  "command's name as the agent runs it (git).")
+                                                                  "command's name as the agent runs it (git); for "
+                                                                  "`kind: function`, the tool's name in the trace.")
     env: str | None = Field(default=None, description="Env var the agent reads its tool base URL from "
                                                       "(http, mcp).")
     upstream: str | None = Field(default=None, description="Base URL of the real tool service (http, mcp).")
-    kind: Literal["http", "mcp", "command"] = Field(
-        default="http", description="http, mcp (streamable HTTP), or command: a command-line tool the agent runs, "
-                                    "reached through a shim first on its PATH (gate/instrument/commands.py).")
+    kind: Literal["http", "mcp", "command", "function"] = Field(
+        default="http", description="http, mcp (streamable HTTP), command: a command-line tool the agent runs, "
+                                    "reached through a shim first on its PATH (gate/instrument/commands.py), or "
+                                    "function: a Python function the agent calls, named by `function`, wrapped "
+                                    "where the agent looks it up (any framework, or none).")
+    function: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
+                                 description="`kind: function`: MODULE:ATTR of a Python function (weather.tools:"
+                                             "get_weather; ATTR may be Class.method), wrapped when the agent's "
+                                             "process imports MODULE.")
 
     @model_validator(mode="after")
     def _keys_of_kind(self):
-        """A command is found on the agent's PATH, so it has no URL; a served tool needs both."""
+        """A command or a function is found inside the agent, so it has no URL; a served tool needs both."""
+        if (self.kind == "function") != (self.function is not None):
+            raise ValueError("`function: MODULE:ATTR` names the Python function of a `kind: function` tool, and "
+                             "only of one" if self.function is not None else
+                             "a `kind: function` tool needs `function: MODULE:ATTR` (e.g. weather.tools:get_weather)")
         given = [k for k in ("env", "upstream") if getattr(self, k) is not None]
         if self.kind == "command" and given:
             raise ValueError(f"a `kind: command` tool takes no {' or '.join(repr(k) for k in given)}: the gate "
                              f"puts a shim named '{self.name}' first on the agent's PATH and runs the real "
                              f"command from there")
+        if self.kind == "function" and given:
+            raise ValueError(f"a `kind: function` tool takes no {' or '.join(repr(k) for k in given)}: the gate "
+                             f"wraps {self.function} inside the agent's process")
         missing = [f"'{k}' ({what})" for k, what in (("env", "the env var the agent reads its URL from"),
                                                        ("upstream", "the real service's base URL"))
                    if getattr(self, k) is None]
-        if self.kind != "command" and missing:
+        if self.kind not in IN_PROCESS_KINDS and missing:
             raise ValueError(f"a `kind: {self.kind}` tool needs {' and '.join(missing)}; a command-line tool the "
-                             f"agent runs is `kind: command`")
+                             f"agent runs is `kind: command`, a function it calls `kind: function`")
         return self
 
 

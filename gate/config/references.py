@@ -147,9 +147,10 @@ def command_tool_problems(config: Config) -> list[Problem]:
     reason = why_unreached(config)
     if reason is None:
         return []
-    return [vacuous(("tools", i, "kind"), f"'{t.name}' is a `kind: command` tool, but {reason}: its shim is never "
-                                          f"on the agent's PATH, so nothing reaches it")
-            for i, t in enumerate(config.tools) if t.kind == "command"]
+    how = {"command": "its shim is never on the agent's PATH", "function": "its function is never wrapped"}
+    return [vacuous(("tools", i, "kind"), f"'{t.name}' is a `kind: {t.kind}` tool, but {reason}: {how[t.kind]}, "
+                                          f"so nothing reaches it")
+            for i, t in enumerate(config.tools) if t.kind in how]
 
 
 def _selected_kinds(target: str, kinds: dict[str, str]) -> set[str]:

@@ -76,6 +76,8 @@ class FunctionEndpoints:
 
             self.seams.setdefault(f"command:{doc.get('tool')}", {"shim": "PATH"})  # reached, for the report
             return CommandRoute(str(doc.get("tool")))
+        if doc.get("framework") == "declared":  # a `kind: function` tool: traced under its own name
+            return FunctionRoute("tool", str(doc.get("tool")), "function")
         return FunctionRoute("tool", TARGETS.get(transport, "functions"), "mcp" if transport == "mcp-stdio" else "function")
 
     def describe(self, route: FunctionRoute, doc: dict) -> tuple[RequestInfo, bytes]:

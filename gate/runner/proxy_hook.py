@@ -7,6 +7,9 @@ observation. Calls seen between runs are handed out by `take_stray` as StrayCall
 
 from __future__ import annotations
 
+import json
+
+from gate.config.chaos import IN_PROCESS_KINDS
 from gate.config.models import Config
 from gate.faults import Schedule
 from gate.proxy.app import ProxyApp, RunState
@@ -40,8 +43,11 @@ class ProxyHook:
         if any(llm.upstream == "sim" for llm in self.config.llm):
             env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # keyless means offline: LiteLLM fetches its cost map
         for tool in self.config.tools:
-            if tool.kind != "command":  # a command is reached through its PATH shim (gate/instrument/commands.py)
+            if tool.kind not in IN_PROCESS_KINDS:  # reached inside the agent: a PATH shim, a wrapped function
                 env[tool.env] = f"{self.server.url}/tool/{tool.name}"
+        functions = {t.name: t.function for t in self.config.tools if t.kind == "function"}
+        if functions:  # wrapped where the agent's process imports them (gate/instrument/python)
+            env["CHAOS_GATE_FUNCTIONS"] = json.dumps(functions, sort_keys=True)
         for world in self.config.worlds:
             env[world.env] = f"{self.server.url}/tool/{world.name}"
             if world.mcp_env:
@@ -56,7 +62,7 @@ class ProxyHook:
             upstream = sim if llm.upstream == "sim" else HttpUpstream(llm.upstream, self.client)
             routes[("llm", llm.name)] = Route("llm", llm.name, llm.provider, upstream)
         for tool in self.config.tools:
-            if tool.kind == "command":  # its calls arrive on /fn/ (gate/instrument/commands.py)
+            if tool.kind in IN_PROCESS_KINDS:  # its calls arrive on /fn/ (gate/instrument)
                 continue
             provider = "mcp" if tool.kind == "mcp" else "http"
             routes[("tool", tool.name)] = Route("tool", tool.name, provider, HttpUpstream(tool.upstream, self.client))

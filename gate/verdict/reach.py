@@ -72,9 +72,24 @@ def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]
         notes.append(f"tools not reached: {', '.join(missed)} (named by a fault or an invariant, and no transport saw "
                      f"a call to it): {reason}; {WAY_FORWARD}")
     for tool in config.tools:
-        if f"tool:{tool.name}" not in reach.wire:
+        if tool.kind == "function":
+            notes += _declared_note(tool, reach)
+        elif f"tool:{tool.name}" not in reach.wire:
             notes.append(f"tool upstream '{tool.name}' received no call")
     return reach.model_copy(update={"notes": notes})
+
+
+def _declared_note(tool, reach: Reach) -> list[str]:
+    """A `kind: function` tool whose function no agent process wrapped: it never imported the module."""
+    module, _, attr = tool.function.partition(":")
+    seam = f"function:{module}:{attr}"
+    if seam in reach.in_process:
+        return []
+    failed = next((f for f in reach.failed if f.startswith(seam + ":")), None)
+    if failed is not None:
+        return [f"function tool '{tool.name}' not reached: {tool.function} could not be wrapped ({failed[len(seam) + 2:]})"]
+    return [f"function tool '{tool.name}' not reached: no agent process imported {module}, so {tool.function} was "
+            "never wrapped — check that MODULE is the name the agent imports it by (a script run as __main__ is not)"]
 
 
 def called_not_reached(reach: Reach, tools_seen) -> list[str]:

@@ -52,12 +52,13 @@ class _PatchingLoader(importlib.abc.Loader):
         return getattr(self.loader, name)
 
 
-def _apply(patch: str, module) -> None:
+def _apply(patch, module) -> None:
+    """`patch`: a SEAMS entry ("seam module:function"), or a callable (a declared function's)."""
     from chaos_gate_agent import client
     from chaos_gate_agent.seams import resolve
 
     try:
-        seam = resolve(patch)(module)
+        seam = (patch if callable(patch) else resolve(patch))(module)
     except Exception as exc:  # noqa: BLE001 - a framework version we do not know: report, never break the agent
         client.hello(f"{module.__name__}:failed", {"error": f"{type(exc).__name__}: {exc}"[:300]})
         return
@@ -72,7 +73,34 @@ def install() -> None:
     if any(isinstance(f, _PatchOnLoad) for f in sys.meta_path):
         return
     clock.report_rate()  # under agent.time_scale: this process's own clock rate, for the gate to check
-    for name, patch in SEAMS.items():  # already imported (rare: sitecustomize runs first)
+    patches = {**SEAMS, **_declared_patches(SEAMS)}
+    for name, patch in patches.items():  # already imported (rare: sitecustomize runs first)
         if name in sys.modules:
             _apply(patch, sys.modules[name])
-    sys.meta_path.insert(0, _PatchOnLoad(SEAMS))
+    sys.meta_path.insert(0, _PatchOnLoad(patches))
+
+
+def _declared_patches(seams: dict) -> dict:
+    """The config's `kind: function` tools, one patch per module (after the framework's own, if any).
+    Without any, nothing is imported (the seam module loads asyncio: tens of ms of every start)."""
+    import os
+
+    if not os.environ.get("CHAOS_GATE_FUNCTIONS"):
+        return {}
+    from chaos_gate_agent import declared
+
+    out = {}
+    for module, functions in declared.declared().items():
+        mine = declared.patcher(functions)
+        if module in seams:
+            out[module] = _both(seams[module], mine)
+        else:
+            out[module] = mine
+    return out
+
+
+def _both(first, second):
+    def patch(module):
+        _apply(first, module)
+        return second(module)
+    return patch
