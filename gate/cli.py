@@ -28,6 +28,10 @@ EXIT_CODES = """exit codes:
      ready, a harness error, or SIGINT/SIGTERM (then report.json is partial: the
      finished cells, verdict error, error_reason interrupted; every agent is stopped)
 A run always writes report.json, JUnit and summary.md unless the config is invalid."""
+# output.junit_family's values, here rather than imported: the report package is not loaded to parse flags
+JUNIT_FAMILIES = ("auto", "annotated", "xunit2")
+JUNIT_HELP = ("annotated (file/line for GitHub's annotators) or xunit2 (strict: Jenkins xUnit, Ant); "
+              "overrides output.junit_family (auto: annotated under GitHub Actions, else xunit2)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="compare with a base report (main's report.json): new failures, fixes, regressions")
     run.add_argument("--faults", metavar="I:UPSTREAM:CALL,...",
                      help="with --only: fire exactly these faults (a shrunk set from report.json), or 'none'")
+    run.add_argument("--junit-family", choices=JUNIT_FAMILIES, help=JUNIT_HELP)
     merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
     merge.add_argument("reports", nargs="+", type=Path)
     merge.add_argument("-c", "--config", default="chaos-gate.yaml")
@@ -63,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--runs", type=runs_flag, help="as given to every shard")
     merge.add_argument("--quiet", action="store_true")
     merge.add_argument("--baseline", type=Path, metavar="REPORT", help="compare the merged report with a base report")
+    merge.add_argument("--junit-family", choices=JUNIT_FAMILIES, help=JUNIT_HELP)
     rep = sub.add_parser("replay", help="turn failures and traces into replayable sessions")
     rsub = rep.add_subparsers(dest="replay_command", required=True)
     exp = rsub.add_parser("export", help="failing cells of a report -> session files")
@@ -188,10 +194,10 @@ def cmd_run(args, console: Console) -> int:
                             baseline=baseline, firings=firings)
 
     report = run_guarded(loaded, out_dir, args.config, run)  # a report on every exit path
-    return _publish(report, loaded, out_dir, args.quiet, console, "reports")
+    return _publish(report, loaded, out_dir, args.quiet, console, "reports", args.junit_family)
 
 
-def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str) -> int:
+def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str, junit_family: str | None = None) -> int:
     """Write the report files, show the table, and return the verdict's exit code."""
     from gate.report import write_all
     from gate.report.terminal import print_summary
@@ -200,6 +206,8 @@ def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str) 
     from gate.report.failure import failure_report, redacted
 
     report = redacted(report, loaded.redactor)  # the terminal prints from it too
+    if junit_family:
+        loaded.config.output.junit_family = junit_family
     with deferred_signals() as signals:  # a signal now must not leave half-written files
         try:
             paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
@@ -304,7 +312,8 @@ def cmd_merge(args, console: Console) -> int:
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     check_output_dir(out_dir, "-o" if args.output_dir else "output.dir")
     report = merge_reports(loaded, args.reports, read_baseline(args.baseline))
-    return _publish(report, loaded, out_dir, args.quiet, console, f"merged {len(args.reports)} report(s)")
+    return _publish(report, loaded, out_dir, args.quiet, console, f"merged {len(args.reports)} report(s)",
+                    args.junit_family)
 
 
 def cmd_validate(args, console: Console) -> int:

@@ -269,6 +269,10 @@ class OutputConfig(StrictModel):
     dir: str = "chaos-gate-report"
     json_: str = Field(default="report.json", alias="json")
     junit: str = "junit.xml"
+    junit_family: Literal["auto", "annotated", "xunit2"] = Field(
+        default="auto", description="annotated: each testcase carries `file` and `line` for GitHub's annotators; "
+                                    "xunit2: strict, valid against Jenkins xUnit's and Ant's schemas; auto: "
+                                    "annotated under GitHub Actions, else xunit2 (docs/reports.md).")
     markdown: str = "summary.md"
     html: str = Field(default="report.html", description="Self-contained trace viewer (no network requests).")
     full: bool = Field(default=False, description="Keep every run's output, checks and trace for passing cells "

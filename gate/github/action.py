@@ -80,6 +80,8 @@ def _run(inputs, workdir: Path, workspace: Path, out):
         loaded.config.gate.min_score = inputs.min_score
     if inputs.fail_on:
         loaded.config.gate.fail_on = inputs.fail_on
+    output = loaded.config.output  # the Action is GitHub Actions: `auto` means annotated, whatever the env says
+    output.junit_family = inputs.junit_family or ("annotated" if output.junit_family == "auto" else output.junit_family)
     out_dir = loaded.base_dir / loaded.config.output.dir  # where the CLI writes for the same config
     baseline = _baseline(inputs, workdir, out)
     install_signal_handlers()

@@ -63,6 +63,7 @@ class ActionInputs:
     comment_mode: str = "update"
     comment_author: str | None = None
     junit_path: str | None = None
+    junit_family: str | None = None
     report_path: str | None = None
     fail_on: str | None = None
     working_directory: str = "."
@@ -84,6 +85,8 @@ def read_inputs(env=os.environ) -> ActionInputs:
         comment_mode=_choice("comment-mode", raw("comment-mode", env), ("update", "new"), "update"),
         comment_author=raw("comment-author", env),
         junit_path=raw("junit-path", env),
+        junit_family=raw("junit-family", env) and _choice("junit-family", raw("junit-family", env),
+                                                          ("annotated", "xunit2"), ""),
         report_path=raw("report-path", env),
         fail_on=raw("fail-on", env) and _choice("fail-on", raw("fail-on", env), FAIL_ON, ""),
         working_directory=raw("working-directory", env) or ".",

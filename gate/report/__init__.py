@@ -20,7 +20,7 @@ def _write_all(report: Report, out_dir: Path, names, redact) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / names.json_, "junit": out_dir / names.junit, "markdown": out_dir / names.markdown}
     write_json(report, paths["json"], redact, full=getattr(names, "full", False))  # streaming, compact rows
-    junit.write(report, paths["junit"], redact)
+    junit.write(report, paths["junit"], redact, junit.family_for(getattr(names, "junit_family", "auto")))
     paths["markdown"].write_text(redact(markdown.render(report, limit=markdown.SUMMARY_LIMIT)), encoding="utf-8")
     paths["html"] = out_dir / getattr(names, "html", "report.html")
     paths["html"].write_text(redact(html.render(report)), encoding="utf-8")  # beside summary.md

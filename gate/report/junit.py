@@ -12,6 +12,13 @@ EnricoMi/publish-unit-test-result-action annotate with. Apart from those two att
 the file validates against Jenkins xunit's junit-10.xsd, which allows no `skipped` on
 <testsuites> and at most three decimals in `time`.
 
+That is the `annotated` family (pytest's `junit_family` names the same choice). `xunit2` is
+the strict one, valid against both junit-10.xsd and Apache Ant's JUnit schema, for readers
+that validate (the Jenkins xUnit plugin): no `file`/`line`, no attributes on <testsuites>, each
+suite with the `package`, `id`, `timestamp`, `hostname` and trailing <system-out>/<system-err>
+Ant requires, and no <system-out> inside a testcase: the suite's carries each cell's output excerpt.
+`auto` is annotated under GitHub Actions, whose annotators read `file`/`line`, else xunit2.
+
 Everything from the agent or the config is untrusted text: characters XML 1.0
 cannot carry (NUL, ANSI escapes and other C0 controls, lone surrogates, U+FFFE/F)
 and the invisible C1 controls are written as visible `\\u001b`-style text, so the
@@ -21,12 +28,16 @@ is written directly (`_Writer` says why), byte for byte what ElementTree writes 
 
 from __future__ import annotations
 
+import os
+import socket
+from datetime import datetime, timezone
 from pathlib import Path
 
 from gate.contracts.base import SEVERITY_RANK
 from gate.report.escape import spell_out
 from gate.report.model import CellResult, Report, StageScore
 
+FAMILIES = ("annotated", "xunit2")
 EXCERPT = 1000
 MESSAGE = 1000
 # XML 1.0 cannot carry what escape.spell_out spells out (C0 controls, lone surrogates,
@@ -64,9 +75,11 @@ class _Writer:
     not ElementTree: building and serialising a tree cost three times as much at 1,000 cells,
     and the layout is fixed. Every string passes through redact, then xml_safe, then escaping."""
 
-    def __init__(self, report: Report, redact):
+    def __init__(self, report: Report, redact, family: str = "annotated"):
         self.report = report
         self.redact = redact
+        self.strict = family == "xunit2"
+        self.suite_id = -1  # Ant numbers the suites of <testsuites> from 0
         self.wall = {t.id: t.wall_ms / 1000 for t in report.timings.cells}
         self.lines = {i.id: i.line for i in report.verdict.invariants if i.line}
         self.file = _attr(self.text(report.verdict.config))
@@ -94,8 +107,9 @@ class _Writer:
                 totals[n] += count
             totals[3] += sum(self.wall.get(c.id, 0.0) for c in cells)
             suites.append(self.suite(stage, cells, counts, stages.get(stage)))
-        root = (f'<testsuites name="chaos-gate" tests="{totals[0]}" failures="{totals[1]}" '
-                f'errors="{totals[2]}" time="{_seconds(totals[3])}"')
+        root = "<testsuites" if self.strict else (  # Ant allows <testsuites> no attributes
+            f'<testsuites name="chaos-gate" tests="{totals[0]}" failures="{totals[1]}" '
+            f'errors="{totals[2]}" time="{_seconds(totals[3])}"')
         body = "\n".join(suites)
         return f"<?xml version='1.0' encoding='utf-8'?>\n{root}" + (f">\n{body}\n</testsuites>" if suites else " />")
 
@@ -103,8 +117,25 @@ class _Writer:
         skipped = sum(c.status == "skipped" for c in cells)
         head = (f"  <testsuite{self.attrs(name=f'chaos-gate.{stage}')} tests=\"{counts[0]}\" failures=\"{counts[1]}\" "
                 f"errors=\"{counts[2]}\" skipped=\"{skipped}\" "
-                f"time=\"{_seconds(sum(self.wall.get(c.id, 0.0) for c in cells))}\">")
-        return "\n".join([head, self.properties(score), *(self.case(c) for c in cells), "  </testsuite>"])
+                f"time=\"{_seconds(sum(self.wall.get(c.id, 0.0) for c in cells))}\"{self.ant_suite_attrs()}>")
+        tail = [self.suite_output(cells), "    <system-err />"] if self.strict else []  # Ant requires both, last
+        return "\n".join([head, self.properties(score), *(self.case(c) for c in cells), *tail, "  </testsuite>"])
+
+    def ant_suite_attrs(self) -> str:
+        """What Ant's schema requires of each suite in <testsuites>: package, id (0, 1, ...), a
+        timestamp without a zone, a hostname."""
+        if not self.strict:
+            return ""
+        self.suite_id += 1
+        return self.attrs(timestamp=_timestamp(self.report.timings.started_at), hostname=_hostname(),
+                          package="chaos-gate", id=str(self.suite_id))
+
+    def suite_output(self, cells: list[CellResult]) -> str:
+        """xunit2's <system-out>: each cell's output excerpt, one `cell id: output` a line (Ant allows a
+        testcase none, so what the annotated family writes per case is kept here)."""
+        outputs = [(c.id, _first_output(c)) for c in cells]
+        body = "\n".join(f"{self.text(i)}: {self.text(o, EXCERPT)}" for i, o in outputs if o is not None)
+        return self.leaf("    ", "system-out", body)
 
     def properties(self, s: StageScore | None) -> str:
         v = self.report.verdict
@@ -116,9 +147,10 @@ class _Writer:
         return "\n".join(["    <properties>", *props, "    </properties>"])
 
     def case(self, cell: CellResult) -> str:
+        where = "" if self.strict else f'file="{self.file}" line="{self.line_of(cell)}" '
         head = (f'    <testcase name="{_attr(self.text(cell.id))}" '
                 f'classname="{_attr(self.text(f"chaos-gate.{cell.stage}.{cell.input_id}"))}" '
-                f'file="{self.file}" line="{self.line_of(cell)}" time="{_seconds(self.wall.get(cell.id, 0.0))}"')
+                f'{where}time="{_seconds(self.wall.get(cell.id, 0.0))}"')
         inner = "      "
         children = []
         if cell.status == "fail":
@@ -132,7 +164,7 @@ class _Writer:
         elif cell.status == "skipped":  # not judged: its faults could not alter any answer
             children.append(self.leaf(inner, "skipped", message=self.text(cell.note or cell.reason, 300)))
         output = _first_output(cell)
-        if output is not None:
+        if output is not None and not self.strict:  # Ant allows a testcase no <system-out>
             children.append(self.leaf(inner, "system-out", self.text(output, EXCERPT)))
         if not children:
             return head + " />"
@@ -163,11 +195,33 @@ def failure_of(cell: CellResult) -> tuple[str, str, str]:
     return message, type_, "\n".join(lines)
 
 
-def render(report: Report, redact=lambda s: s) -> str:
-    """The JUnit document as text."""
-    return _Writer(report, redact).document()
+def _timestamp(started_at: str) -> str:
+    """The run's start as Ant writes it: UTC, to the second, no zone."""
+    try:
+        when = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
+    except ValueError:
+        when = datetime.fromtimestamp(0, timezone.utc)
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def write(report: Report, path: Path, redact=lambda s: s) -> None:
+def _hostname() -> str:
+    return socket.gethostname() or "localhost"
+
+
+def family_for(wanted: str = "auto", env=os.environ) -> str:
+    """`auto` is annotated under GitHub Actions (its annotators read `file`/`line`), else strict xunit2."""
+    if wanted in FAMILIES:
+        return wanted
+    return "annotated" if env.get("GITHUB_ACTIONS") == "true" else "xunit2"
+
+
+def render(report: Report, redact=lambda s: s, family: str = "annotated") -> str:
+    """The JUnit document as text, in `family` (FAMILIES)."""
+    return _Writer(report, redact, family).document()
+
+
+def write(report: Report, path: Path, redact=lambda s: s, family: str = "annotated") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(report, redact), encoding="utf-8")
+    path.write_text(render(report, redact, family), encoding="utf-8")
