@@ -9,8 +9,9 @@ Each table lives between two marker comments in a Markdown file,
 
 and is rebuilt from its source of truth: action.yml (Action inputs and outputs), the fault
 registry (gate/faults: kind, where it applies, parameters, the class docstring), the invariant
-registry (gate/contracts), the mutator registry (gate/mutation) and the config model
-(gate/config: top-level keys and the keys inside each). `python3 scripts/doc_tables.py` rewrites
+registry (gate/contracts), the mutator registry (gate/mutation), the config model
+(gate/config: top-level keys and the keys inside each) and the packages' own opening docstrings
+(the README's Layout: a row per gate/ package and module, per script). `python3 scripts/doc_tables.py` rewrites
 every marked block of README.md and docs/*.md; `--check` rewrites nothing and exits 1 naming the
 blocks that drifted (tests/test_docs.py runs it). An unknown block name is an error.
 """
@@ -156,7 +157,34 @@ def config_keys() -> str:
     return _table(["key", "what it is", "keys inside"], rows)
 
 
-TABLES = {"action-inputs": action_inputs, "action-outputs": action_outputs, "fault-kinds": fault_kinds,
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
+
+
+def opening_sentence(path: Path) -> str:
+    """The first sentence of a module's docstring (its first paragraph's), without the full stop."""
+    import ast
+
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    if not doc:
+        raise ValueError(f"{path.relative_to(ROOT)} has no docstring: the Layout table is generated from it")
+    return SENTENCE_END.split(" ".join(doc.split("\n\n")[0].split()), maxsplit=1)[0].rstrip(".")
+
+
+def layout() -> str:
+    """A row per gate/ package (its __init__.py; a directory without one is an error: give it one with
+    a docstring), per top-level gate/*.py module and per script, from their opening docstrings."""
+    gate = ROOT / "gate"
+    rows = []
+    for package in sorted(p for p in gate.iterdir() if p.is_dir() and not p.name.startswith("__")):
+        if not (package / "__init__.py").exists():
+            raise ValueError(f"gate/{package.name} has no __init__.py: the Layout table reads its docstring")
+        rows.append([f"`gate/{package.name}`", opening_sentence(package / "__init__.py")])
+    rows += [[f"`gate/{m.name}`", opening_sentence(m)] for m in sorted(gate.glob("*.py")) if m.name != "__init__.py"]
+    rows += [[f"`scripts/{m.name}`", opening_sentence(m)] for m in sorted((ROOT / "scripts").glob("*.py"))]
+    return _table(["package", "concern"], rows)
+
+
+TABLES = {"layout": layout, "action-inputs": action_inputs, "action-outputs": action_outputs, "fault-kinds": fault_kinds,
           "fault-kinds-list": fault_kinds_list, "invariants": invariants, "invariants-list": invariants_list,
           "mutators": mutators, "mutators-list": mutators_list, "config-keys": config_keys}
 

@@ -1,8 +1,8 @@
 """The README and docs/ as a newcomer meets them: the README stays short and starts with the two
 commands it always had; every relative link (and #anchor, by GitHub's heading slugs) resolves; the
-generated reference tables equal what scripts/doc_tables.py builds from action.yml and the catalogs
-(so they fail here when a fault, an invariant, a mutator, a config key or an Action input changes
-without them); every YAML block that is a complete config passes `chaos-gate validate`; every
+generated reference tables equal what scripts/doc_tables.py builds from action.yml, the catalogs
+and the packages' docstrings (so they fail here when a fault, an invariant, a mutator, a config key,
+an Action input or a package changes without them); every YAML block that is a complete config passes `chaos-gate validate`; every
 step that uses the Action passes only inputs action.yml declares."""
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def links(path: Path) -> list[str]:
 
 def test_readme_is_short_and_keeps_its_first_two_commands():
     readme = ROOT / "README.md"
-    assert len(readme.read_text().splitlines()) < 350
+    # 350 lines of prose and tables, plus the generated Layout table's row per gate package, module and script
+    assert len(readme.read_text().splitlines()) < 350 + len(doc_tables.layout().splitlines())
     assert fences(readme, "sh")[:2] == [c + "\n" for c in FIRST_COMMANDS]
     for page in ("reach.md", "time-dilation.md", "configuration.md", "faults.md", "invariants.md",
                  "github-action.md", "scoring.md"):
@@ -97,6 +98,21 @@ def test_generated_tables_are_current():
     assert names == set(doc_tables.TABLES)  # every table is shown somewhere
 
 
+def test_layout_has_a_row_per_package_and_module_from_its_docstring():
+    """The README's Layout table cannot miss a package: a row per gate/ package (a namespace package
+    has no docstring to read and is refused), per top-level module and per script."""
+    table = doc_tables.layout()
+    gate = ROOT / "gate"
+    packages = [p.name for p in gate.iterdir() if p.is_dir() and not p.name.startswith("__")]
+    modules = [m.name for m in gate.glob("*.py") if m.name != "__init__.py"]
+    for name in [*packages, *modules]:
+        assert f"| `gate/{name}` | " in table, name
+    for name in ("instrument", "testing", "pytest_plugin", "verdict"):
+        assert f"| `gate/{name}` | " in table
+    assert "| `gate/reproduce.py` | The reproduction commands: " in table
+    assert "| `gate/plan` | Plan: the config expanded into ordered cells with stable ids and derived seeds |" in table
+
+
 def test_drift_is_detected():
     """A catalog entry the docs do not show makes the check fail (the test above is not vacuous)."""
     from gate.faults import FAULTS
@@ -107,6 +123,10 @@ def test_drift_is_detected():
         assert doc_tables.regenerate(page)[1] == ["fault-kinds"]
     finally:
         FAULTS["schema_drift"] = cls
+    readme = (ROOT / "README.md").read_text()
+    layout = readme[readme.index("<!-- generated:layout -->"):readme.index("<!-- /generated:layout -->")]
+    stale = readme.replace(layout, layout.replace("| `gate/testing` |", "| `gate/testing-old` |"))
+    assert doc_tables.regenerate(stale)[1] == ["layout"]  # a renamed or new package shows as drift
     assert subprocess.run([sys.executable, "scripts/doc_tables.py", "--check"], cwd=ROOT).returncode == 0
 
 
