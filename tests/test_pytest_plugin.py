@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from junitparser import Failure, JUnitXml, Properties
 
 pytest_plugins = ["pytester"]
 HERE = Path(__file__).parent
@@ -149,7 +150,7 @@ def _failing_runs(text: str) -> list[str]:
 
 def test_runs_pass_rate_and_a_replay_that_reproduces(suite):
     suite.makepyfile(test_flaky=FLAKY.replace("MIN\n", ""))
-    result = run(suite)
+    result = run(suite, "--junitxml=junit.xml")
     out = result.stdout.str()
     failed = len(_failing_runs(out.split("pass rate over runs")[1]))
     assert 1 <= failed <= 7
@@ -165,6 +166,15 @@ def test_runs_pass_rate_and_a_replay_that_reproduces(suite):
     assert _failing_runs(other.split("pass rate over runs")[1]) != _failing_runs(out.split("pass rate over runs")[1])
     assert "--chaos-seed 7" in other  # an option the session was given is repeated in its replay lines
     assert " of 3 passed)" in run(suite, "--chaos-runs", "3").stdout.str()
+    # JUnit, without a minimum too: each failing run's testcase carries its trace and its replay command
+    cases = [case for suite_ in JUnitXml.fromfile(str(suite.path / "junit.xml")) for case in suite_]
+    failing = {case.name: dict((p.name, p.value) for p in case.child(Properties)) for case in cases
+               if any(isinstance(r, Failure) for r in case.result)}
+    assert len(failing) == failed and all(props["chaos_trace"].endswith("get_order!error") and
+                                          props["chaos_replay"].startswith("python -m pytest ")
+                                          for props in failing.values())
+    stopped = run(suite, "-x")  # cut short by -x: the rate says what it is over
+    stopped.stdout.fnmatch_lines(["*over * of the 8 runs chaos_runs asks for (-x or an interrupted session): not*"])
 
 
 def test_min_pass_rate_decides_and_a_short_set_fails_the_session(suite):

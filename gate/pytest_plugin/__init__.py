@@ -43,6 +43,9 @@ def pytest_configure(config) -> None:
     config.stash[GROUPS] = {}
     config.stash[PROXIES] = {}
     aliases.requested(config)  # a wrong name is a usage error now, not at the first test
+    runs_option = config.getoption("chaos_runs")
+    if runs_option is not None and runs_option < 1:
+        raise pytest.UsageError(f"--chaos-runs {runs_option}: give a whole number of runs >= 1")
     if not hasattr(config, "workerinput"):  # a worker's view is partial: the controller judges
         config.pluginmanager.register(judge.Judge(config), "chaos-gate-judge")
 

@@ -10,8 +10,9 @@ last-failed cache and xdist's failure count all see the report as judged. The ru
 - every attempt counts: a `rerun` report (pytest-rerunfailures) is a failed run, so a
   rerun can never lift a rate. (Chaos tests are exempt from reruns anyway: protocol.py.)
 
-Each failing run's report carries its trace line and replay command as JUnit properties;
-the report that completes a set carries the rate.
+Each failing run carries its trace line and replay command as JUnit properties, and the
+run that completes a set carries the rate; pytest's JUnit writer reads a test's properties
+from its teardown report, so they wait for it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import pytest
 
 from gate.pytest_plugin import runs, text
 from gate.pytest_plugin.fixtures import GROUPS
+
+PENDING = pytest.StashKey[dict]()  # node id -> JUnit properties, waiting for the test's teardown report
 
 
 def _group(config, payload) -> runs.Group:
@@ -31,27 +34,30 @@ def _group(config, payload) -> runs.Group:
 
 
 def logreport(config, report) -> None:
+    pending = config.stash.setdefault(PENDING, {})
+    if report.when == "teardown" and report.nodeid in pending:  # JUnit reads a test's properties from it
+        report.user_properties.extend(pending.pop(report.nodeid))
     payload = runs.take(report)
     if payload is None or report.skipped:
         return
     group = _group(config, payload)
+    props = pending.setdefault(report.nodeid, [])
     if report.passed:
         group.passed += 1
     else:
-        _failed(group, payload, report)
+        _failed(group, payload, report, props)
     if report.outcome != "rerun":
         group.finished.add(payload["run"])
     if group.min_rate is not None and group.complete() and not group.judged:
-        _complete(group, payload["group"], report)
+        _complete(group, payload["group"], report, props)
 
 
-def _failed(group, payload, report) -> None:
+def _failed(group, payload, report, props: list) -> None:
     failure = runs.Failure(payload["run"], payload["line"], payload["commands"], payload["nodeid"])
     group.failed += 1
     group.failures.append(failure)
-    report.user_properties.append(("chaos_trace", f"run{failure.run}: {failure.line}"))
-    for line in failure.commands:
-        report.user_properties.append(("chaos_replay", line))
+    props.append(("chaos_trace", f"run{failure.run}: {failure.line}"))
+    props.extend(("chaos_replay", line) for line in failure.commands)
     report.sections.append(("chaos-gate", "\n".join(text.failure_lines(failure, ""))))
     if report.failed and group.min_rate is not None and group.whole:  # the rate decides, not this run alone
         report.sections.append((f"chaos-gate: run{failure.run} failed (counted in the pass rate)",
@@ -59,9 +65,9 @@ def _failed(group, payload, report) -> None:
         report.outcome, report.longrepr = "passed", None
 
 
-def _complete(group, key: str, report) -> None:
+def _complete(group, key: str, report, props: list) -> None:
     group.judged = True
-    report.user_properties.append(("chaos_pass_rate", text.verdict(group)))
+    props.append(("chaos_pass_rate", text.verdict(group)))
     if not group.ok:
         report.outcome, report.longrepr = "failed", text.verdict_repr(key, group)
 

@@ -18,7 +18,6 @@ import inspect
 
 import pytest
 from _pytest.reports import TestReport
-from _pytest.runner import call_and_report
 
 from gate.pytest_plugin import markers
 from gate.pytest_plugin.fixtures import SPEC, spec_or_problem
@@ -33,7 +32,7 @@ def problem(item) -> tuple[str, str] | None:
     if line:
         return "setup", line
     line = markers.bad_value(item)
-    if line is None and "chaos_run" in item.fixturenames:
+    if line is None and "chaos_run" in getattr(item, "fixturenames", ()):
         spec, line = spec_or_problem(item)
         if spec is not None:
             item.stash[SPEC] = spec
@@ -44,6 +43,17 @@ def _report(item, when: str, outcome: str, longrepr=None) -> None:
     report = TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, outcome, longrepr, when,
                         user_properties=list(item.user_properties))
     item.ihook.pytest_runtest_logreport(report=report)
+
+
+def _teardown(item, nextitem) -> None:
+    """Tear down what earlier tests set up and the next does not share, as pytest's own teardown does; not
+    through the teardown hooks, which other plugins (pytest-rerunfailures) expect after their own setup."""
+    try:
+        item.session._setupstate.teardown_exact(nextitem)
+    except Exception as exc:  # a fixture's finalizer failed: that is the teardown's error, on this test
+        _report(item, "teardown", "failed", f"{item.nodeid}: teardown: {exc!r}")
+        return
+    _report(item, "teardown", "passed")
 
 
 def protocol(item, nextitem) -> bool | None:
@@ -59,7 +69,7 @@ def protocol(item, nextitem) -> bool | None:
     else:
         _report(item, "setup", "passed")
         _report(item, "call", "failed", line)
-    call_and_report(item, "teardown", nextitem=nextitem)  # what the last item set up is torn down as usual
+    _teardown(item, nextitem)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
 
