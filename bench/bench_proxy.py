@@ -9,6 +9,12 @@ median, the gate's added median as a ratio of the naive proxy's, and stream thro
 Targets: gate's added median <= 0.3x the naive proxy's; proxied stream throughput >= 90% of direct.
 
     python bench/bench_proxy.py [--requests 2000] [--streams 200] [--repeat 1]
+    python bench/bench_proxy.py --instructions [--against DIR]
+
+`--instructions` counts the gate proxy's own instructions per JSON request under valgrind
+(cachegrind, the proxy's process only: a short and a long run, differenced), for this checkout
+and, with `--against`, another one (a copy of the code before a change): on a loaded machine
+the latency ratio moves more between rounds than a change moves it; this count does not.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,7 +65,9 @@ def serve_upstream() -> None:
     uvicorn.Server(uvicorn.Config(upstream_app, log_level="warning", lifespan="off")).run(sockets=[sock])
 
 
-def serve_proxy(upstream: str) -> None:
+def serve_proxy(upstream: str, root: str | None = None) -> None:
+    if root:  # another checkout's proxy (--instructions --against)
+        sys.path.insert(0, root)
     from gate.config.models import Config
     from gate.runner.proxy_hook import ProxyHook
 
@@ -194,12 +204,45 @@ def measure(requests: int, streams: int) -> tuple[dict, dict]:
     return lat, rate
 
 
+def instructions(root: Path, counts: tuple[int, int] = (300, 1300)) -> float:
+    """The proxy process's instructions per JSON request: (long run - short run) / their difference."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    up, up_port = spawn("--serve-upstream")
+    totals = []
+    try:
+        for n in counts:
+            proxy = subprocess.Popen(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                                      os.path.realpath(sys.executable), __file__, "--serve-proxy",
+                                      f"http://127.0.0.1:{up_port}", str(root)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            url = f"http://127.0.0.1:{int(proxy.stdout.readline())}/llm/up"
+            wait_ready({"gate": url}, deadline=120)
+            with httpx.Client(trust_env=False) as client:
+                time_json(client, url + "/v1/chat", n)
+            proxy.terminate()  # valgrind still writes its summary
+            line = next((x for x in proxy.communicate()[1].splitlines() if "I   refs" in x or "I refs" in x), None)
+            if line is None:
+                raise SystemExit("valgrind run failed")
+            totals.append(int(line.split(":")[1].replace(",", "")))
+    finally:
+        up.terminate()
+        up.wait()
+    return (totals[1] - totals[0]) / (counts[1] - counts[0])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--streams", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=1, help="rounds in fresh processes; the ratio's median and range")
+    ap.add_argument("--instructions", action="store_true", help="the proxy's instructions per request (valgrind)")
+    ap.add_argument("--against", type=Path, help="with --instructions: another checkout to count beside this one")
     args = ap.parse_args()
+    if args.instructions:
+        for root in (ROOT, *([args.against.resolve()] if args.against else [])):
+            print(f"{root}: {instructions(root):,.0f} proxy instructions per JSON request")
+        return
     ratios = []
     for _ in range(args.repeat):
         ratios.append(report(*measure(args.requests, args.streams)))
@@ -228,7 +271,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-upstream":
         serve_upstream()
     elif len(sys.argv) > 2 and sys.argv[1] == "--serve-proxy":
-        serve_proxy(sys.argv[2])
+        serve_proxy(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     elif len(sys.argv) > 2 and sys.argv[1] == "--serve-naive":
         serve_naive(sys.argv[2])
     else:

@@ -46,21 +46,29 @@ class Writes:
         monkeypatch.setattr(proxy_server._Connection, "connection_made", connection_made)
 
 
+def read(sock: socket.socket, until: bytes = b"", timeout: float = 5.0) -> tuple[bytes, bool]:
+    """What arrives until `until` is seen, the peer closes (or resets), or `timeout`; and whether it closed."""
+    sock.settimeout(timeout)
+    got = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not (until and until in got):
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            break
+        except ConnectionResetError:
+            return got, True
+        if not chunk:
+            return got, True
+        got += chunk
+    return got, False
+
+
 def _exchange(port: int, data: bytes, *, until: bytes = b"", timeout: float = 5.0) -> bytes:
     """Send `data` on a fresh connection; read until `until` is seen, the peer closes, or `timeout`."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(data)
-        got = b""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and not (until and until in got):
-            try:
-                chunk = sock.recv(65536)
-            except socket.timeout:
-                break
-            if not chunk:
-                break
-            got += chunk
-        return got
+        return read(sock, until, timeout)[0]
 
 
 def _talk(app, *requests: tuple[bytes, bytes, float]) -> list[tuple[bytes, float]]:

@@ -93,19 +93,16 @@ class ProxyApp:
         if scope["type"] != "http":
             return
         try:
-            await self._serve(scope, receive, send)
+            if scope["path"].startswith("/fn/"):
+                return await self.functions.handle(scope["path"][4:], await _read_body(receive), send)
+            parts = split_path(scope["path"])
+            route = self.routes.get(parts[:2]) if parts else None
+            if route is None:
+                known = ", ".join(f"/{k}/{n}" for k, n in sorted(self.routes))
+                return await _plain(send, 404, {"error": f"chaos-gate proxy: no upstream at {scope['path']} (known: {known})"})
+            body = await _read_body(receive)
         except AgentGone:  # the request never arrived whole: nothing was forwarded, nothing to answer
-            pass
-
-    async def _serve(self, scope, receive, send):
-        if scope["path"].startswith("/fn/"):
-            return await self.functions.handle(scope["path"][4:], await _read_body(receive), send)
-        parts = split_path(scope["path"])
-        route = self.routes.get(parts[:2]) if parts else None
-        if route is None:
-            known = ", ".join(f"/{k}/{n}" for k, n in sorted(self.routes))
-            return await _plain(send, 404, {"error": f"chaos-gate proxy: no upstream at {scope['path']} (known: {known})"})
-        body = await _read_body(receive)
+            return
         path = parts[2] + (("?" + scope["query_string"].decode()) if scope.get("query_string") else "")
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
         if self.on_header is not None:

@@ -15,7 +15,7 @@ import logging
 
 log = logging.getLogger("gate.proxy")
 
-WINDOW = 1.0  # seconds: how long incidents outside any cell are gathered before they are told
+WINDOW = 5.0  # seconds: how long incidents outside any cell are gathered before they are told
 
 # kind -> (level, what is told before the count); the count ends the line
 KINDS = {

@@ -62,7 +62,8 @@ class _Connection(asyncio.Protocol):
         self.write_paused = False
         self.read_paused = False
         self._drain: asyncio.Future | None = None
-        self._idle: asyncio.TimerHandle | None = None
+        self._idle: asyncio.TimerHandle | None = None  # armed once, moved on when it fires early
+        self._idle_since: float | None = None  # when the connection last fell idle (None: busy)
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._head_bytes = 0
@@ -82,12 +83,11 @@ class _Connection(asyncio.Protocol):
         except (OSError, AttributeError):
             pass
         self.server.connections.add(self)
+        self._loop = asyncio.get_running_loop()
         self._rest()
 
     def data_received(self, data: bytes) -> None:
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
+        self._idle_since = None
         if self.ending:
             return  # nothing after `Connection: close` or refused bytes is read, let alone dispatched
         try:
@@ -262,8 +262,11 @@ class _Connection(asyncio.Protocol):
 
     def finished(self, cycle: Cycle) -> None:
         """The response is complete: the next request, or the end of the connection."""
-        if not cycle.keep_alive or self.server.closing or (self.ending and not self.queue):
+        if self.server.closing:
             self._close()
+            return
+        if not cycle.keep_alive or (self.ending and not self.queue):
+            self._linger()  # the agent may still be sending (pipelined after `Connection: close`)
             return
         self.serving = None
         if self.queue:
@@ -274,20 +277,33 @@ class _Connection(asyncio.Protocol):
             self._rest()
 
     def _rest(self) -> None:
-        """Nothing in flight: the connection closes unless a request begins within the idle timeout."""
+        """Nothing in flight: the connection closes unless a request begins within the idle timeout.
+        One timer per connection, not one per request: when it fires it closes, or waits on for
+        the rest of the timeout since the connection last fell idle (a time read costs less)."""
         timeout = self.server.idle_timeout
-        if timeout and self._idle is None:
-            self._idle = asyncio.get_running_loop().call_later(timeout, self._close)
+        if timeout:
+            self._idle_since = self._loop.time()
+            if self._idle is None:
+                self._idle = self._loop.call_later(timeout, self._idle_check)
+
+    def _idle_check(self) -> None:
+        timeout, since = self.server.idle_timeout, self._idle_since
+        left = timeout if since is None else since + timeout - self._loop.time()
+        if left <= 0 and self.serving is None and self.parsing is None and not self.queue:
+            self._idle = None
+            self._close()
+        else:
+            self._idle = self._loop.call_later(max(left, 0.01), self._idle_check)
 
     def _linger(self) -> None:
         """Closing with the agent's bytes unread would reset the connection, and a reset can discard
-        the refusal before the agent reads it (a 431 mid-flood): shut our side, drop what still
-        arrives, and close when the agent does or after LINGER."""
+        the answer or refusal before the agent reads it (a 431 mid-flood): shut our side, drop what
+        still arrives, and close when the agent does or after LINGER."""
         transport = self.transport
         if transport.is_closing() or not transport.can_write_eof():
             return self._close()
         transport.write_eof()
-        self.lingering = True
+        self.lingering = self.ending = True
         asyncio.get_running_loop().call_later(LINGER, self._close)
 
     def _refuse(self, status: int, why: bytes, close: bool = True) -> None:
