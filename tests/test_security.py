@@ -168,6 +168,8 @@ def test_no_secret_reaches_the_agent_unless_inherited_and_none_reaches_any_outpu
     allowed = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
                "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_SECRET_ACCESS_KEY", "DB_DSN",
                "PLAIN_GREETING", "OPENAI_BASE_URL", "PORT", "MODE",
+               # the same proxy URL under the name LiteLLM and LlamaIndex read, and LiteLLM kept offline (sim)
+               "OPENAI_API_BASE", "LITELLM_LOCAL_MODEL_COST_MAP",
                # the in-process instrumentation (gate/instrument/environment.py): paths and the worker's proxy
                "CHAOS_GATE_FN_URL", "PYTHONPATH", "NODE_OPTIONS"}
     assert {k for k in seen if not k.startswith("LC_")} - allowed == set()
