@@ -134,3 +134,15 @@ def test_catalog_errors_keep_the_discriminated_union_shape():
     built = FAULTS["latency"](ms=7)
     assert ChaosConfig(faults=[built]).faults[0] is built
     assert ChaosConfig.model_validate({"faults": [{"kind": "latency", "ms": 7}]}).model_dump()["faults"][0]["ms"] == 7
+
+
+def test_the_startup_bench_prints_validate_beside_a_bare_interpreter():
+    """bench/bench_startup.py (issue 34): validate's start, the interpreter's floor beside it, the target,
+    and with --imports where the time goes; a number is never asserted here (speed lives in bench/)."""
+    proc = subprocess.run([sys.executable, "bench/bench_startup.py", "--repeat", "1", "--imports"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("python -c pass (floor)") for line in lines)
+    [summary] = [line for line in lines if line.startswith("chaos-gate validate: ")]
+    assert "(target <= 0.25 s on a quiet machine); bare interpreter " in summary and "above it: " in summary
+    assert "validate's heaviest imports" in proc.stdout and "gate.config" in proc.stdout

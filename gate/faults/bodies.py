@@ -14,8 +14,6 @@ import html
 import json
 import re
 
-from gate.dialects import sse
-
 
 def shape_of(content_type: str, body: bytes) -> str:
     """sse | json | html | xml | text | binary, from the media type (sniffed when absent)."""
@@ -64,6 +62,7 @@ def map_json(body: bytes, rewrite) -> bytes | None:
 
 def map_event(event: bytes, rewrite) -> bytes:
     """One SSE event with its JSON data rewritten; left byte for byte when unchanged."""
+    from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
     doc = sse.data_of(event)
     if not isinstance(doc, dict):
         return event
@@ -78,6 +77,7 @@ def map_event(event: bytes, rewrite) -> bytes:
 
 def map_sse(body: bytes, rewrite) -> bytes:
     """Every event of a whole SSE body through `map_event`."""
+    from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
     out, rest = [], body
     while (m := sse.BOUNDARY.search(rest)) is not None:
         out.append(map_event(rest[: m.end()], rewrite))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from gate.dialects import sse
 from gate.faults.base import LLM, FaultBase, register
 from gate.faults.bodies import map_event, map_json
 from gate.faults.shapes import dialect_of
@@ -49,6 +48,7 @@ NO_DIALECT = "not an answer of a known LLM dialect"
 async def _rewrite_json(ex, rewrite) -> None:
     """Forward, then rewrite a non-streaming JSON answer (or each stream event's JSON).
     `rewrite(dialect, doc, streaming)` edits doc in place and returns whether it changed it."""
+    from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
     resp = await ex.forward()
     dialect = dialect_of(ex.info)
     if dialect is None or ex.info.dialect is None:
@@ -88,6 +88,7 @@ class CutContent(_LlmFault):
     kind: Literal["cut_content"] = "cut_content"
 
     async def apply(self, ex):
+        from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
         resp = await ex.forward()
         dialect = dialect_of(ex.info)
         if dialect is None or ex.info.dialect is None:

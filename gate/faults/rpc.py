@@ -15,7 +15,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from gate.dialects import sse
 from gate.faults.base import TOOL, FaultBase, register
 from gate.faults.shapes import mcp_rpc_error
 
@@ -30,6 +29,7 @@ class RpcError(FaultBase):
     message: str = "internal error (injected by chaos-gate)"
 
     async def apply(self, ex):
+        from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
         info = ex.info
         if info.provider != "mcp" or info.rpc_method != "tools/call":
             ex.not_applicable("not an MCP tools/call: JSON-RPC errors exist only on MCP upstreams")

@@ -9,9 +9,10 @@ request's dialect (or, outside any dialect route, its upstream's family) decides
 
 from __future__ import annotations
 
-import uuid
+from typing import TYPE_CHECKING
 
-from gate import dialects
+if TYPE_CHECKING:  # gate.dialects (every dialect) is loaded when a fault first answers, not when configs load
+    from gate.dialects import Dialect
 
 MESSAGES = {401: "Invalid API key (injected by chaos-gate)", 404: "Not found (injected by chaos-gate)",
             429: "Rate limit reached (injected by chaos-gate)", 500: "Internal server error (injected by chaos-gate)",
@@ -19,10 +20,12 @@ MESSAGES = {401: "Invalid API key (injected by chaos-gate)", 404: "Not found (in
             529: "Overloaded (injected by chaos-gate)"}
 
 
-def dialect_of(info) -> dialects.Dialect | None:
+def dialect_of(info) -> Dialect | None:
     """The dialect of an LLM request, or its upstream family's for paths outside any route."""
     if info.kind != "llm":
         return None
+    from gate import dialects
+
     return dialects.DIALECTS.get(info.dialect or "") or dialects.family(info.provider)
 
 
@@ -37,7 +40,7 @@ def error_for(info, status: int, message: str | None = None) -> dict:
 def error_headers(info, retry_after: float | None = None, should_retry: bool | None = None) -> dict:
     dialect = dialect_of(info)
     name = dialect.request_id_header if dialect is not None else "x-request-id"
-    headers = {name: f"req_chaos_{uuid.UUID(int=0).hex[:12]}"}
+    headers = {name: f"req_chaos_{'0' * 12}"}  # uuid.UUID(int=0).hex[:12], without importing uuid
     if retry_after is not None:
         headers["retry-after"] = f"{retry_after:g}"
         headers["retry-after-ms"] = str(int(retry_after * 1000))

@@ -14,7 +14,6 @@ from typing import Literal
 from pydantic import Field
 
 from gate.faults.base import LLM, FaultBase, register
-from gate.dialects import sse
 from gate.faults.bodies import map_event
 from gate.faults.shapes import dialect_of
 
@@ -37,6 +36,7 @@ def _too_short(events: int) -> str:
 
 async def _relay_events(ex, resp, upto: int | None = None) -> list[bytes]:
     """Start the response and relay events; returns the events not yet sent."""
+    from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
     await ex.start(resp.status, resp.headers)
     pending, sent = [], 0
     async for event in sse.events(resp.chunks()):
@@ -129,6 +129,7 @@ class StreamError(_StreamFault):
 async def _fragments(ex, mutate) -> None:
     """Buffer each run of tool-argument fragments and let `mutate` rearrange it
     (`mutate` returns None when a run is too short for it)."""
+    from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
     resp = await ex.forward()
     dialect = dialect_of(ex.info)
     if not resp.is_sse or dialect is None:
@@ -174,6 +175,7 @@ async def _fragments(ex, mutate) -> None:
 
 
 def _doc(event: bytes) -> dict:
+    from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
     doc = sse.data_of(event)
     return doc if isinstance(doc, dict) else {}
 

@@ -13,7 +13,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from gate.dialects import sse
 from gate.faults.base import TOOL, FaultBase, register
 from gate.faults.bodies import add_text, charset_of, map_json, map_sse, shape_of
 from gate.faults.shared import seeded_bytes
@@ -67,6 +66,7 @@ class Malformed(_ToolFault):
 def _cut_sse(body: bytes) -> bytes | None:
     """The stream with one event's JSON data cut to two thirds: the JSON-RPC answer (the last
     event with a result or an error), else the last event carrying JSON."""
+    from gate.dialects import sse  # not at import: gate.dialects loads every dialect (gate/faults/shapes.py)
     events = sse.split(body)
     docs = [sse.data_of(e) for e in events]
     answers = [i for i, d in enumerate(docs) if isinstance(d, dict) and ("result" in d or "error" in d)]

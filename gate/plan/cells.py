@@ -162,8 +162,6 @@ def _replay_scenarios(config: Config, resolve) -> list[tuple[str, tuple]]:
 def _replay_cells(config: Config, base_dir, resolve=None) -> list[dict]:
     from pathlib import Path
 
-    from gate.replay.session import read_session
-
     base = Path(base_dir or ".")
     paths = []
     for pattern in config.replay.sessions:
@@ -179,6 +177,10 @@ def _replay_cells(config: Config, base_dir, resolve=None) -> list[dict]:
     cells = []
     scenarios = _replay_scenarios(config, resolve) if resolve else []
     named = {s.name for s in [*config.contract.scenarios, *config.chaos.scenarios]}
+    if not paths:
+        return cells
+    from gate.replay.session import read_session  # only where there are sessions: validate skips its import
+
     for path in paths:
         session = read_session(path)
         same = dict(stage="replay", input_id=session.input_id, text=session.input, original_text=session.input,

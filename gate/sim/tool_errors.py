@@ -19,9 +19,12 @@ invariants to judge, not for the sim to guess.
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import TYPE_CHECKING
 
-from gate.dialects.model import ToolCall, ToolResult
+if TYPE_CHECKING:  # annotations only: importing gate.dialects loads every dialect, and invariants import this
+    from gate.dialects.model import ToolCall, ToolResult
 
 HEAD = 300  # the wording is at the start of a result: a long tool answer is not searched whole
 
@@ -46,7 +49,7 @@ V8_JSON_PARSE = (
 
 # The call itself was wrong: arguments that do not parse or do not validate, or a tool name the
 # framework does not know.
-BAD_CALL = re.compile("|".join([
+BAD_CALL_WORDS = (
     *V8_JSON_PARSE,
     r"\bJSON Parse error\b",  # JavaScriptCore (Bun)
     r"\bline \d+ column \d+ \(char \d+\)",  # Python's json.JSONDecodeError
@@ -56,10 +59,10 @@ BAD_CALL = re.compile("|".join([
     r"\bError invoking tool '[^']*' with kwargs\b",  # LangGraph ToolNode, a ToolInvocationError
     r"\bis not a valid tool, try one of\b", r"^Invalid tool_call: ",  # LangGraph, npm openai: an unknown tool name
     r'"code"\s*:\s*"invalid_type"',  # zod (a `parse: schema.parse` in npm openai)
-]), re.IGNORECASE)
+)
 
 # Any failure, in the words frameworks and tool services use.
-FAILED = re.compile("|".join([
+FAILED_WORDS = (
     r"^\s*error\b",  # LangGraph ToolNode "Error: ... Please fix your mistakes.", a service's "Error: 503"
     r"^\s*an error occurred\b",  # OpenAI Agents SDK default_tool_error_function
     r'^\s*\{\s*"error"\s*:',  # google-genai automatic function calling, pydantic-ai, JSON error bodies
@@ -68,15 +71,29 @@ FAILED = re.compile("|".join([
     r"^\s*\w+(Error|Exception)\(",  # a Python exception's repr (the Anthropic tool runner's error content)
     r"^\s*Failed to invoke function\b",  # google-genai automatic function calling
     r"^\s*Error executing tool\b",  # LangGraph ToolNode
-]), re.IGNORECASE)
+)
+WORDS = {"BAD_CALL": BAD_CALL_WORDS, "FAILED": FAILED_WORDS}
+
+
+@functools.cache
+def _compiled(name: str) -> re.Pattern:
+    return re.compile("|".join(WORDS[name]), re.IGNORECASE)
+
+
+def __getattr__(name: str) -> re.Pattern:
+    """`BAD_CALL` and `FAILED`, compiled on first use: two large alternations cost `validate`, which
+    imports this through the invariants, a few milliseconds it never needs."""
+    if name in WORDS:
+        return _compiled(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_error(result: ToolResult, call: ToolCall | None = None) -> bool:
     """The tool did not succeed: flagged, or worded as a failure."""
     head = result.content[:HEAD]
-    return result.is_error or bool(FAILED.search(head) or BAD_CALL.search(head))
+    return result.is_error or bool(_compiled("FAILED").search(head) or _compiled("BAD_CALL").search(head))
 
 
 def bad_call(result: ToolResult, call: ToolCall | None = None) -> bool:
     """A failure that was the call's own (its arguments, its name): a model re-issues it."""
-    return (call is not None and call.unparsable) or bool(BAD_CALL.search(result.content[:HEAD]))
+    return (call is not None and call.unparsable) or bool(_compiled("BAD_CALL").search(result.content[:HEAD]))
