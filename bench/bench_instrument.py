@@ -7,7 +7,12 @@ one fault that never matches). Prints the median and p99 per call for each, the 
 median over bare in microseconds, and the instrumented time relative to a whole LLM
 round trip through the same proxy (the unit an agent's turn is made of).
 
-    python bench/bench_instrument.py [--calls 2000]
+Then the Node preload's start-up cost: `node -e 1` bare and under `NODE_OPTIONS=--require`
+the gate's preload, side by side in one run (interleaved rounds, medians), in a directory with
+no seam package (the ESM loader hook is not registered) and in one with `openai` installed
+(it is: its loader thread is what the preload costs).
+
+    python bench/bench_instrument.py [--calls 2000] [--starts 15]
 """
 
 from __future__ import annotations
@@ -63,9 +68,38 @@ def stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99) - 1] * 1e6
 
 
+def node_starts(rounds: int) -> None:
+    """Median wall time of `node -e 1`, bare and preloaded, with and without a seam package near it."""
+    import shutil
+    import tempfile
+    import time
+
+    from gate.instrument import environment
+
+    if shutil.which("node") is None:
+        print("node start-up: no node on PATH")
+        return
+    env = {**os.environ, "CHAOS_GATE_FN_URL": "http://127.0.0.1:9/fn"}
+    with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as with_openai:
+        (Path(with_openai) / "node_modules" / "openai").mkdir(parents=True)
+        cases = {"no seam package": empty, "openai installed": with_openai}
+        times = {(c, m): [] for c in cases for m in ("bare", "preload")}
+        for _ in range(rounds):  # interleaved, so a busy moment hits every column alike
+            for case, cwd in cases.items():
+                for mode, e in (("bare", env), ("preload", environment.instrumented(env))):
+                    began = time.perf_counter()
+                    subprocess.run(["node", "-e", "1"], env=e, cwd=cwd, check=True)
+                    times[(case, mode)].append(time.perf_counter() - began)
+    print(f"\n{'node -e 1 start-up':26}{'bare ms':>12}{'preload ms':>12}{'ratio':>8}")
+    for case in cases:
+        bare, pre = (statistics.median(times[(case, m)]) * 1e3 for m in ("bare", "preload"))
+        print(f"{case:26}{bare:12.1f}{pre:12.1f}{pre / bare:8.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--starts", type=int, default=15, help="rounds of the Node start-up measure")
     args = parser.parse_args()
     from gate.instrument import environment
     from proxy_harness import sim_proxy
@@ -88,6 +122,7 @@ def main() -> None:
     print(f"added per instrumented call (in a cell): {added:.1f} us")
     print(f"one sim LLM round trip through the same proxy: {llm_med:.1f} us; "
           f"an instrumented tool call costs {added / llm_med:.2f}x of it")
+    node_starts(args.starts)
 
 
 if __name__ == "__main__":

@@ -250,3 +250,17 @@ def test_a_planted_double_write_is_caught_and_the_sound_twin_passes(tmp_path, mo
     seam = {"runtools": "node:openai.runTools", "mcp": "node:mcp.Client.callTool"}[mode]
     assert seam in reach["in_process"] and reach["failed"] == []
     assert sound["double_write"]["runs"][0]["output"].startswith("I could not confirm the refund for order 1234")
+
+
+@pytest.mark.parametrize("installed", [False, True])
+def test_the_esm_hook_is_registered_only_where_a_seam_package_is_installed(tmp_path, installed):
+    """module.register starts Node's loader thread (most of the preload's start-up cost): a process
+    with no seam package to import does not pay it; one with openai installed gets the hook."""
+    from gate.instrument.environment import instrumented
+
+    if installed:
+        (tmp_path / "node_modules" / "openai").mkdir(parents=True)
+    env = instrumented({**os.environ, "CHAOS_GATE_FN_URL": "http://127.0.0.1:9/fn"})
+    probe = "process.stdout.write(String(Boolean(globalThis[Symbol.for('chaos-gate.node')]?.esm)))"
+    done = subprocess.run(["node", "-e", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert done.stdout == str(installed).lower(), done.stderr

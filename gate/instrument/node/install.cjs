@@ -14,6 +14,8 @@
  *   whose `load` hook appends one line to the seam's module source that hands its class to
  *   `patch` below once the module has evaluated.
  *
+ * The ESM hook is registered only when a seam package is installed where the process can
+ * import it from (its loader thread is most of the preload's cost at start-up).
  * On a Node without `module.register` only the CommonJS path is reached; whatever fails,
  * the agent runs as it would without us (the failure is reported to the gate as
  * `node:<seam>:failed`, never thrown).
@@ -98,12 +100,37 @@ function hookCommonJs() {
   };
 }
 
+// The packages whose ESM builds hold a seam (TARGETS' esm paths): without one of them installed
+// where this process can import it from, the ESM hook has nothing to patch.
+const SEAM_PACKAGES = ['openai', '@modelcontextprotocol/sdk'];
+
+// Is a seam package installed where this process could import it: a node_modules above its
+// entry script or its cwd, or on NODE_PATH? `module.register` starts Node's loader-hooks thread,
+// +0.1-0.6 s on every start; most Node processes an agent starts (npm, a build tool, an agent on
+// another library) import no seam package, so they do not pay it.
+function seamPackageInstalled() {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const starts = [process.cwd(), ...(process.env.NODE_PATH || '').split(path.delimiter).filter(Boolean)];
+  if (process.argv[1]) starts.unshift(path.dirname(path.resolve(process.argv[1])));
+  for (const start of starts) {
+    for (let dir = start; ; dir = path.dirname(dir)) {
+      if (SEAM_PACKAGES.some((pkg) => fs.existsSync(path.join(dir, 'node_modules', pkg))
+        || fs.existsSync(path.join(dir, pkg)))) return true;
+      if (path.dirname(dir) === dir) break;
+    }
+  }
+  return false;
+}
+
 function hookEsm() {
   const { register } = require('node:module');
   if (typeof register !== 'function') return; // an older Node: CommonJS only
   // --require runs in every thread, Node's own loader-hooks thread too: hooks registered
   // there would chain a second copy of ours (one line appended twice)
   if (!require('node:worker_threads').isMainThread) return;
+  if (!seamPackageInstalled()) return;
+  globalThis[KEY].esm = true; // said to tests and to bench/bench_instrument.py
   const { pathToFileURL } = require('node:url');
   register('./loader.mjs', {
     parentURL: pathToFileURL(__filename),
