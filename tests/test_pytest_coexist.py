@@ -2,7 +2,7 @@
 pytest-asyncio, pytest-httpx, respx, pytest-timeout, pytest-xdist, pytest-randomly, faultbench.
 
 A team fixture plugin's `world`, `clock`, `trace`, `sim` and `chaos` stay the team's, loaded
-through `pytest_plugins` or `-p`, even with every alias asked for; an async test of theirs with
+through `pytest_plugins`, `-p` or the root conftest, even with every alias asked for; an async test of theirs with
 a fixture named `chaos` is not run by the gate; each bad marker fails only its own test, with
 one line naming it; docs/pytest.md's pass-through recipes for pytest-httpx and respx let the
 gate's traffic through while the rest stays mocked.
@@ -89,10 +89,13 @@ def _run(pytester, *args):
                                          "-q", *args)
 
 
-@pytest.mark.parametrize("how", ["pytest_plugins", "-p"])
+@pytest.mark.parametrize("how", ["pytest_plugins", "-p", "conftest"])
 def test_a_team_fixture_plugin_keeps_its_names(shop, how):
     if how == "pytest_plugins":
         shop.makeconftest('pytest_plugins = ["teamfix"]\n')
+        result = _run(shop)
+    elif how == "conftest":
+        shop.makeconftest(TEAMFIX)
         result = _run(shop)
     else:
         shop.syspathinsert()
