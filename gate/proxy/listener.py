@@ -75,9 +75,9 @@ class Listener:
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             await self.loop.connect_accepted_socket(self.factory, conn)
-        except OSError as exc:  # gone already, or no descriptor left for the loop's own bookkeeping
+        except Exception as exc:  # gone already, no descriptor left for the loop's own use, or the loop stopping
             conn.close()
-            if exc.errno in _EXHAUSTED:
+            if getattr(exc, "errno", None) in _EXHAUSTED:
                 self._exhausted()
 
     def close(self) -> None:
