@@ -137,8 +137,12 @@ def mutators_list() -> str:
 def _model_of(annotation):
     from pydantic import BaseModel
 
+    from gate.config.catalog_union import LazyModel
+
     for arg in [annotation, *typing.get_args(annotation)]:
         for inner in [arg, *typing.get_args(arg)]:
+            if isinstance(inner, LazyModel):  # a section built on first use (worlds)
+                return inner.model()
             if isinstance(inner, type) and issubclass(inner, BaseModel):
                 return inner
     return None

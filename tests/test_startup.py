@@ -146,3 +146,16 @@ def test_the_startup_bench_prints_validate_beside_a_bare_interpreter():
     [summary] = [line for line in lines if line.startswith("chaos-gate validate: ")]
     assert "(target <= 0.25 s on a quiet machine); bare interpreter " in summary and "above it: " in summary
     assert "validate's heaviest imports" in proc.stdout and "gate.config" in proc.stdout
+
+
+def test_worlds_are_built_only_for_a_config_that_has_them():
+    """`worlds:` is a lazily built section (gate/config/catalog_union.py LazyModel): a config without
+    worlds never imports gate.worlds.model; one with worlds gets World instances, as before."""
+    probe = ("import sys; from gate.config import load_config; cfg = load_config(sys.argv[1]).config; "
+             "print(sorted(m for m in sys.modules if m.startswith('gate.worlds')) != [], "
+             "[type(w).__name__ for w in cfg.worlds])")
+    for example, expected in (("support", "False []"), ("worlds_agent", "True ['World']")):
+        config = ROOT / "examples" / example / "chaos-gate.yaml"
+        out = subprocess.run([sys.executable, "-c", probe, str(config)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60, check=True).stdout.strip()
+        assert out == expected, example

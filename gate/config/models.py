@@ -11,18 +11,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from gate.config.catalog_union import CatalogUnion
+from gate.config.catalog_union import CatalogUnion, LazyModel
 from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, ToolUpstream
 from gate.config.pricing import Price, ShrinkConfig
 from gate.contracts import INVARIANTS
 from gate.contracts.base import InvariantBase, Regex, StrictModel
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
-from gate.worlds.model import World
 
 Stage = Literal["mutation", "chaos", "contract", "replay"]
 STAGES: tuple[str, ...] = ("mutation", "chaos", "contract", "replay")
 
 Invariant = Annotated[InvariantBase, CatalogUnion(INVARIANTS, "type")]
+# gate.worlds.model (a World and its parts) is imported when a config has worlds: most have none
+World = Annotated[Any, LazyModel("gate.worlds.model", "World")]
 
 
 class ReadySpec(StrictModel):

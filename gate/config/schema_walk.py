@@ -1,7 +1,7 @@
 """Find the pydantic model that owns a key path, so a typo gets a 'did you mean'.
 
-Walks field annotations through Optional, list, dict and discriminated unions (invariants
-are tagged by `type`, faults by `kind`).
+Walks field annotations through Optional, list, dict, discriminated unions (invariants
+are tagged by `type`, faults by `kind`) and lazily built sections (worlds).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gate.config.catalog_union import CatalogUnion
+from gate.config.catalog_union import CatalogUnion, LazyModel
 
 DISCRIMINATORS = ("type", "kind")
 
@@ -21,7 +21,8 @@ def _unwrap(annotation: Any) -> list[Any]:
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         catalogs = [m for m in typing.get_args(annotation)[1:] if isinstance(m, CatalogUnion)]
-        return catalogs[0].members() if catalogs else _unwrap(typing.get_args(annotation)[0])
+        lazy = [m.model() for m in typing.get_args(annotation)[1:] if isinstance(m, LazyModel)]
+        return catalogs[0].members() if catalogs else lazy or _unwrap(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType):
         return [t for arg in typing.get_args(annotation) for t in _unwrap(arg)]
     return [annotation]
