@@ -84,10 +84,10 @@ class Cycle:
             await waiter
 
     async def send(self, message: dict) -> None:
+        if self.conn.write_paused and not self.transport.is_closing():
+            await self.conn.drained()  # the agent reads slowly (connection_lost wakes this too)
         if self.cut or self.transport.is_closing():
             return  # the agent hung up (or a fault dropped it): what is left of the answer goes nowhere
-        if self.conn.write_paused:
-            await self.conn.drained()
         if message["type"] == "http.response.start":
             if self.started:
                 raise RuntimeError("the response was already started")
