@@ -212,8 +212,8 @@ def instructions(root: Path, counts: tuple[int, int] = (300, 1300)) -> float:
     totals = []
     try:
         for n in counts:
-            proxy = subprocess.Popen(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                                      os.path.realpath(sys.executable), __file__, "--serve-proxy",
+            valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+            proxy = subprocess.Popen([*valgrind, os.path.realpath(sys.executable), __file__, "--serve-proxy",
                                       f"http://127.0.0.1:{up_port}", str(root)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             url = f"http://127.0.0.1:{int(proxy.stdout.readline())}/llm/up"

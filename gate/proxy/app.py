@@ -99,7 +99,8 @@ class ProxyApp:
             route = self.routes.get(parts[:2]) if parts else None
             if route is None:
                 known = ", ".join(f"/{k}/{n}" for k, n in sorted(self.routes))
-                return await _plain(send, 404, {"error": f"chaos-gate proxy: no upstream at {scope['path']} (known: {known})"})
+                why = f"chaos-gate proxy: no upstream at {scope['path']} (known: {known})"
+                return await _plain(send, 404, {"error": why})
             body = await _read_body(receive)
         except AgentGone:  # the request never arrived whole: nothing was forwarded, nothing to answer
             return

@@ -40,7 +40,7 @@ class Incidents:
         run = self._cell()
         if run is not self._run:
             self.flush()
-            self._run, self._name = run, self._label()
+            self._run, self._name = run, (self._label() if run is not None else None)  # between cells: no cell named
             self._told_later(run)
         self.counts[kind] = self.counts.get(kind, 0) + 1
 
