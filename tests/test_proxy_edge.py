@@ -528,3 +528,15 @@ def test_out_of_descriptors_the_server_waits_quietly_and_recovers():
     lines = err.splitlines()
     assert "Traceback" not in err and len(lines) <= 2, err[:2000]
     assert any(line.startswith("gate.proxy: chaos-gate proxy: accepts deferred") for line in lines), err[:2000]
+
+
+def test_the_idle_timeout_is_the_configs():
+    """`agent.idle_timeout` reaches the worker's proxy; the default is uvicorn's 5 s."""
+    from gate.config.models import Config
+    from gate.runner.proxy_hook import ProxyHook
+
+    def hook(**agent):
+        return ProxyHook(Config.model_validate({"agent": {"url": "http://127.0.0.1:9", "invoke": {"http": {
+            "url": "{{url}}"}}, **agent}, "inputs": [{"id": "a", "text": "x"}], "llm": [{"name": "openai"}]}))
+
+    assert hook().server.idle_timeout == 5.0 and hook(idle_timeout=0.5).server.idle_timeout == 0.5

@@ -159,6 +159,11 @@ class AgentConfig(StrictModel):
         description="Run the agent's clock (and its services') this many times fast under libfaketime: every "
                     "duration the config and faults name, the cell deadline included, is agent time and is waited "
                     "at 1/N real time; timings are reported in agent time. Verified before the first cell.")
+    idle_timeout: float = Field(
+        default=5.0, gt=0, le=3600,
+        description="Seconds an idle keep-alive connection from the agent to the gate's proxy stays open before "
+                    "the proxy closes it (5, as uvicorn), so an agent that leaks connections cannot grow them "
+                    "without bound.")
     offline: bool = Field(
         default=False,
         description="true: the agent answers without any LLM or tool call the gate can see, on purpose (a rules "

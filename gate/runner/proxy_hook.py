@@ -30,7 +30,7 @@ class ProxyHook:
         self.app = ProxyApp({})
         # redact is the Redactor's bound `redact`: let its Redactor learn the auth headers the agent sends
         self.app.on_header = getattr(getattr(redact, "__self__", redact), "note_header", None)
-        self.server = ProxyServer(self.app, bind, advertise)
+        self.server = ProxyServer(self.app, bind, advertise, idle_timeout=config.agent.idle_timeout)
         self.last_run: RunState | None = None
         self.worlds: dict = {}  # world name -> WorldUpstream, filled at start
         self.agent_pid = lambda: None  # the worker's agent process (set by the pool): its CPU under dilation
