@@ -182,6 +182,8 @@ def test_min_pass_rate_decides_and_a_short_set_fails_the_session(suite):
     result = run(suite)
     assert result.ret == 0 and "  PASS " in result.stdout.str() and ">= 10%" in result.stdout.str()
     result.assert_outcomes(passed=8)
+    forced = run(suite, "-p", "pytest_rerunfailures", "--force-reruns", "1").stdout.str()  # past the exemption
+    assert "failed 2 times: get_order!error" in forced and "every attempt counts as a run" in forced
     suite.makepyfile(test_flaky=FLAKY.replace("MIN", "@pytest.mark.chaos_min_pass_rate(1.0)"))
     strict = run(suite)
     assert strict.ret == 1 and "< 100%: " in strict.stdout.str()

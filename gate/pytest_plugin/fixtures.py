@@ -64,7 +64,7 @@ def spec_or_problem(item):
     try:
         return build(item), None
     except (SpecError, ConfigError) as exc:
-        return None, f"{item.nodeid}: {str(exc).strip()}"
+        return None, f"{str(exc).strip()} (on {item.nodeid})"
 
 
 @pytest.fixture

@@ -85,7 +85,8 @@ def remember_failures(config) -> None:
 
 
 def summary(terminalreporter, config) -> None:
-    shown = {k: g for k, g in sorted(config.stash.get(GROUPS, {}).items()) if g.done}
+    # a test of one run that passed has no rate worth a line; one that failed gets its replay command here
+    shown = {k: g for k, g in sorted(config.stash.get(GROUPS, {}).items()) if g.done and (g.n > 1 or g.failed)}
     if not shown:
         return
     tr = terminalreporter
@@ -94,10 +95,16 @@ def summary(terminalreporter, config) -> None:
     for key, group in shown.items():
         for line in text.group_lines(key, group, width):
             tr.write_line(line)
-    if config.getoption("reruns", None) or config.getoption("force_reruns", None):
-        for line in text.wrap("--reruns leaves chaos tests alone: a rerun replays the same faults, "
-                              "and the pass rate already counts every run", "chaos-gate: ", width):
-            tr.write_line(line)
+    if config.getoption("force_reruns", None):
+        lines = text.note("--force-reruns reran chaos tests: every attempt counts as a run, so a rerun never "
+                          "lifts a rate", width)
+    elif config.getoption("reruns", None):
+        lines = text.note("--reruns leaves chaos tests alone: a rerun replays the same faults, and the pass "
+                          "rate already counts every run", width)
+    else:
+        lines = []
+    for line in lines:
+        tr.write_line(line)
 
 
 def short_of_rate(config) -> bool:

@@ -2,7 +2,7 @@
 
 A bad marker is the team's typo on one test, so it is reported on that test alone
 (docs/pytest.md "Markers"): `problem(item)` returns one line naming the test, the marker
-and the fix, or None. An unknown `chaos_*` name is an error (the test never starts); a
+and the fix, or None; the marker comes first, so pytest's short summary shows it. An unknown `chaos_*` name is an error (the test never starts); a
 wrong value fails the test. Nothing here raises, so no marker can interrupt collection
 or reach pytest's internals; `runs_of` falls back to one run when the count is bad and
 the check reports it.
@@ -44,7 +44,7 @@ def unknown(item) -> str | None:
         if marker.name not in MARKERS:
             near = difflib.get_close_matches(marker.name, MARKERS, n=1, cutoff=0.5)
             fix = f"did you mean @pytest.mark.{near[0]}?" if near else f"the markers are {', '.join(MARKERS)}"
-            return f"{item.nodeid}: unknown marker @pytest.mark.{marker.name}: {fix}"
+            return f"unknown marker @pytest.mark.{marker.name} on {item.nodeid}: {fix}"
     return None
 
 
@@ -125,12 +125,12 @@ def bad_value(item) -> str | None:
         check = VALUES.get(marker.name)
         fix = check(marker) if check else None
         if fix:
-            return f"{item.nodeid}: {_shown(marker)} {fix}"
+            return f"{_shown(marker)} on {item.nodeid} {fix}"
     config = item.get_closest_marker("chaos_config")
     if config is not None:
         path = Path(item.path).parent / config.args[0]
         if not path.is_file():
-            return f"{item.nodeid}: {_shown(config)}: no such file {path}; give a path relative to the test file"
+            return f"{_shown(config)} on {item.nodeid}: no such file {path}; give a path relative to the test file"
     return None
 
 

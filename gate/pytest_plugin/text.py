@@ -19,10 +19,10 @@ def plural(count: int, word: str) -> str:
 
 
 def reason(group) -> str:
-    """The verdict in a few words: `75% < 95%: 5 runs failed`, `100% >= 95%`, `2 runs failed`."""
+    """The verdict in a few words: `75% < 95%: 5 runs failed`, `100% >= 95%`, `2 runs failed`, `no run failed`."""
     failed = plural(group.failed, "run") + " failed"
     if group.min_rate is None:
-        return failed if group.failed else f"all {plural(group.done, 'run')} passed"
+        return failed if group.failed else "no run failed"
     sign = ">=" if group.ok else "<"
     head = f"{group.rate:.0%} {sign} {group.min_rate:.0%}"
     return f"{head}: {failed}" if group.failed else head
@@ -50,9 +50,15 @@ def command(line: str, indent: str, width: int = WIDTH) -> str:
     return indent + line if len(indent) + len(line) <= width else line
 
 
-def failure_lines(failure, indent: str = "  ", width: int = WIDTH) -> list[str]:
-    out = wrap(f"run{failure.run} failed: {failure.line}", indent, width)
+def failure_lines(failure, indent: str = "  ", width: int = WIDTH, attempts: int = 1) -> list[str]:
+    times = f" {attempts} times" if attempts > 1 else ""  # a forced rerun: every attempt counted
+    out = wrap(f"run{failure.run} failed{times}: {failure.line}", indent, width)
     return out + [command(c, indent + "  ", width) for c in failure.commands]
+
+
+def note(text: str, width: int = WIDTH) -> list[str]:
+    return textwrap.wrap(text, width=width, initial_indent="chaos-gate: ", subsequent_indent="    ",
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def group_lines(key: str, group, width: int = WIDTH, most: int = 10) -> list[str]:
@@ -61,11 +67,14 @@ def group_lines(key: str, group, width: int = WIDTH, most: int = 10) -> list[str
     note = scope(group)
     if note:
         out += wrap(note, "  ", width)
-    failures = sorted(group.failures, key=lambda f: f.run)
-    for failure in failures[:most]:
-        out += failure_lines(failure, "  ", width)
-    if len(failures) > most:
-        out.append(f"  ... and {len(failures) - most} more failing runs")
+    attempts: dict[int, list] = {}
+    for failure in group.failures:
+        attempts.setdefault(failure.run, []).append(failure)
+    runs = sorted(attempts)
+    for run in runs[:most]:
+        out += failure_lines(attempts[run][-1], "  ", width, len(attempts[run]))
+    if len(runs) > most:
+        out.append(f"  ... and {len(runs) - most} more failing runs")
     return out
 
 
