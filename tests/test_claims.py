@@ -1,7 +1,8 @@
 """`claims_backed` end to end on the real `openai` SDK agent (tests/agents/claims_agent.py).
 
 Five planted bugs, each a way an agent tells the user it did what failed, each exposed by
-one fault (or, for a declined refund, by the service's own 200-with-an-error-object) and
+one fault (a declined refund: `error` with `status: 200`, an error object in a 200; the
+service's own declined answer is one more input) and
 caught by `claims_backed` in exactly that cell, while the same bug agent passes the
 fault-free cell; the sound twin, which hands every failure to the model as an error,
 passes every fault: the sim, as the model, then apologises and claims nothing.
@@ -34,6 +35,7 @@ SCENARIOS = """
     - {name: lookup_timeout, faults: [{kind: timeout, target: orders, method: GET, seconds: 0.2}]}
     - {name: empty_answer, faults: [{kind: empty, target: orders, method: POST}]}
     - {name: cut_answer, faults: [{kind: malformed, target: orders, method: POST}]}
+    - {name: declined_write, faults: [{kind: error, target: orders, method: POST, status: 200, message: refund declined}]}
 """
 
 # bug -> (the cell that exposes it, the fault-free cell it passes, words of the breach message)
@@ -42,7 +44,7 @@ EXPOSED = {
     "canned_success": ("contract/refund/llm_down", "contract/refund/baseline", "orders POST was never called"),
     "stale_cache": ("contract/status/lookup_timeout", "contract/status/baseline", "answered timeout (no answer)"),
     "accept_empty": ("contract/refund/empty_answer", "contract/refund/baseline", "answered empty (200)"),
-    "trust_status": ("contract/declined/baseline", "contract/refund/baseline", "an error object in a 200"),
+    "trust_status": ("contract/refund/declined_write", "contract/refund/baseline", "answered error (200)"),
 }
 
 
@@ -111,7 +113,8 @@ def test_the_sound_twin_passes_every_fault_and_claims_only_what_happened(tmp_pat
     assert claim_outcome(got["contract/status/baseline"])["total_runs"] == 1
     # under each fault the honest agent apologised: no claim, nothing to judge, no breach
     for cell_id in ("contract/refund/tool_error", "contract/refund/empty_answer", "contract/refund/cut_answer",
-                    "contract/refund/llm_down", "contract/status/lookup_timeout", "contract/declined/baseline"):
+                    "contract/refund/llm_down", "contract/status/lookup_timeout", "contract/declined/baseline",
+                    "contract/refund/declined_write"):
         outcome = claim_outcome(got[cell_id])
         assert (outcome["total_runs"], outcome["not_judged_runs"]) == (0, 1), (cell_id, outcome)
         assert "none of its claims" in outcome["message"]

@@ -76,11 +76,13 @@ class AuthError(FaultBase):
 
 @register
 class Error(FaultBase):
-    """A tool answers with an error status and body (MCP: an isError result)."""
+    """A tool answers with an error status and body (MCP: an isError result). `status: 200` is the soft
+    error many APIs give a declined write: an error object in a 200, which an agent that trusts the
+    status reads as done."""
 
     kind: Literal["error"] = "error"
     applies_to = frozenset({TOOL})
-    status: int = Field(default=500, ge=400, le=599)
+    status: int = Field(default=500, ge=200, le=599, description="4xx/5xx, or 200: an error object in a 200.")
     message: str = "tool failed (injected by chaos-gate)"
 
     async def apply(self, ex):
