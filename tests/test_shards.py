@@ -146,8 +146,7 @@ def test_the_first_run_raises_no_false_not_reached_alarm(bundled_whole):
         assert "PASS" in text and "not reached" not in text.lower(), name
 
 
-@pytest.mark.parametrize("total", [2, 3])
-@pytest.mark.parametrize("name", list(BUNDLED))
+@pytest.mark.parametrize("name, total", [("sdk_agent", 3), ("worlds_agent", 2), ("worlds_agent", 3)])
 def test_bundled_examples_sharded_and_merged_equal_the_unsharded_verdict(bundled_whole, name, total, tmp_path):
     """The sdk example's `side_effect_once` names tool 'orders': every shard must carry what its cells
     called, or the merge finds no call to it and calls the run vacuous (it did, before)."""
@@ -158,7 +157,7 @@ def test_bundled_examples_sharded_and_merged_equal_the_unsharded_verdict(bundled
 
 
 def test_runs_3_sharded_equal_unsharded(tmp_path):
-    config = str(BUNDLED["sdk_agent"])
+    config = CONFIG  # the support example: repeat statistics and pass rates over three runs per cell
     code = run_whole(config, tmp_path / "whole", "--runs", "3")
     merged_code, merged = run_sharded(config, tmp_path, 2, "--runs", "3")
     assert load_report(merged)["verdict"]["runs_per_cell"] == 3
@@ -166,7 +165,8 @@ def test_runs_3_sharded_equal_unsharded(tmp_path):
 
 
 def in_process_config(tmp_path, agent: str) -> str:
-    """Two inputs, a baseline and a fault only the in-process seam can reach, invariants naming the tool."""
+    """A baseline and a fault only the in-process seam can reach (a cell each, so each shard holds one),
+    invariants naming the tool."""
     import json
     import sys
 
@@ -181,8 +181,7 @@ def in_process_config(tmp_path, agent: str) -> str:
         "sim": {"rules": [{"when": r"refund.*?(\d{3,})", "on_error": {"action": "apologize"},
                            "steps": [{"call": "issue_refund", "arguments": {"order_id": "{{1}}"}},
                                      {"answer": "Your refund for order {{1}} has been issued."}]}]},
-        "inputs": [{"id": "refund", "text": "Please refund order 1234, it arrived damaged."},
-                   {"id": "refund-other", "text": "Refund order 5678 please."}],
+        "inputs": [{"id": "refund", "text": "Please refund order 1234, it arrived damaged."}],
         "mutation": {"enabled": False}, "shrink": {"enabled": False},
         "contract": {"invariants": [
             {"id": "completes", "type": "completes", "severity": "critical"},
