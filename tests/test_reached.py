@@ -68,7 +68,7 @@ def test_offline_on_purpose_is_not_vacuous(tmp_path):
 
 
 def test_state_kept_between_cells_gets_the_stateful_warning(tmp_path):
-    code, verdict = run(tmp_path, "counter")
+    code, verdict = run(tmp_path, "counter", scenarios=False)
     assert all(c["reached"]["calls"] >= 1 for c in verdict["cells"])
     warning = next(w for w in verdict["warnings"] if "keep state between cells" in w)
     assert "agent.reset" in warning and "contract/where/baseline" in warning
@@ -76,7 +76,7 @@ def test_state_kept_between_cells_gets_the_stateful_warning(tmp_path):
 
 def test_a_fresh_agent_gets_neither_warning(tmp_path):
     """The control: the same agent without its cache (a new state file per call is no state at all)."""
-    code, verdict = run(tmp_path, "nocache")
+    code, verdict = run(tmp_path, "nocache", scenarios=False)
     assert code == 0, verdict["reasons"]
     assert not any("reached nothing" in w or "keep state" in w for w in verdict["warnings"])
 
