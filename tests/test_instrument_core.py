@@ -211,20 +211,20 @@ def test_reach_names_what_was_reached_and_what_was_not():
              "offered": {"refund_order"}},
             {"targets": {"llm:openai": 1}, "seams": {"pydantic_ai.tools:failed": {"error": "AttributeError: x"}},
              "offered": {"lookup"}}]
-    reach = with_notes(_config(), build_reach(_config(), seen), [], [])
+    reach = with_notes(_config(), build_reach(seen), [], [])
     assert reach.wire == ["llm:openai"] and reach.in_process == ["agents.function_tool"]
     assert reach.failed == ["pydantic_ai.tools: AttributeError: x"] and reach.offered == ["lookup", "refund_order"]
     assert reach.notes == ["tool upstream 'orders' received no call"]
     # no seam loaded, but nothing named a tool that went unreached: no "not reached" note (a false alarm)
     wire_only = {"targets": {"llm:openai": 1, "tool:orders": 2}, "seams": {}, "offered": set()}
-    assert with_notes(_config(), build_reach(_config(), [wire_only]), [], []).notes == []
+    assert with_notes(_config(), build_reach([wire_only]), [], []).notes == []
     # a tool fault that matched no call, and an invariant's glob that met none: named, with the reason
     missed = [ScenarioCoverage(stage="contract", scenario="s", cells=1, faults=[FaultCoverage(
         index=0, fault="error", target="tools", tool="refund", matched=0, fired=0, status="never_matched")])]
-    bare = with_notes(_config(), build_reach(_config(), [wire_only]), missed, ["lookup_*"])
+    bare = with_notes(_config(), build_reach([wire_only]), missed, ["lookup_*"])
     assert bare.notes == [n for n in bare.notes if n.startswith("tools not reached: refund, lookup_*")]
     assert "loaded none of the frameworks" in bare.notes[0]
-    off = with_notes(_config(instrument="off"), build_reach(_config(instrument="off"), [wire_only]), missed, [])
+    off = with_notes(_config(instrument="off"), build_reach([wire_only]), missed, [])
     assert any("agent.instrument is off" in n for n in off.notes)
 
 
@@ -234,7 +234,7 @@ def test_an_unmatched_tool_fault_names_the_tools_the_agent_offered():
     from gate.config.chaos import Fault
 
     fault = TypeAdapter(Fault).validate_python({"kind": "error", "tool": "refund"})
-    reach = build_reach(_config(), [{"targets": {"llm:openai": 1}, "seams": {}, "offered": {"refund_order"}}])
+    reach = build_reach([{"targets": {"llm:openai": 1}, "seams": {}, "offered": {"refund_order"}}])
     why = unmatched_reason(fault, reach.offered, reach)
     assert "no tool called matches 'refund'" in why and "refund_order" in why and "kind: command" in why
 

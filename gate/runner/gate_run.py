@@ -23,7 +23,7 @@ from gate.runner.proxy_hook import needs_proxy, proxy_factory
 from gate.plan import Cell, build_plan, invariants_of, select
 from gate.plan.shard import shard_of
 from gate.report.exchanges import cell_exchanges
-from gate.report.model import (CellTiming, PinStatus, Report, ShardInfo)
+from gate.report.model import CellTiming, PinStatus, Report, ShardInfo
 from gate.verdict.evaluate import fold_cell, forget_shared, reproduce_command
 from gate.runner import insights, recover
 from gate.verdict.assemble import assemble, finish_cell
@@ -144,7 +144,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
-    reach = build_reach(config, pool.reached) if pool.reached else None
+    reach = build_reach(pool.reached) if pool.reached else None
     coverage = fault_coverage(cells, {r.id: r for r in results}, stats, reach)
     status = {c.id: c.status for c in results}
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,

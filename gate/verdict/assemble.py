@@ -22,7 +22,7 @@ from gate.scoring.repeat import floor_reasons, pass_k_floors, repeat_stats
 from gate.verdict import soundness
 from gate.verdict.coverage import unmatched_tool_globs
 from gate.verdict.evaluate import reproduce_command
-from gate.verdict.reach import with_notes
+from gate.verdict.reach import tools_called, with_notes
 from gate.verdict.usage import cell_usage, usage_summary
 
 
@@ -54,8 +54,9 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
                       skipped=sum(c.status == "skipped" for c in results)),
         stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
         coverage=list(coverage), usage=usage, pass_k=floors)
-    part.reach = with_notes(config, reach, part.coverage, [glob for _, glob in unmatched_tool_globs(config, results)],
-                            {name for c in results if c.reached for name in c.reached.tools})
+    called = tools_called(results)
+    unmatched = [glob for _, glob in unmatched_tool_globs(config, results, called)]
+    part.reach = with_notes(config, reach, part.coverage, unmatched, called)
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
                                            whole_plan=whole_plan, stray_count=len(stray),
                                            startup=not_started, reruns=reruns))

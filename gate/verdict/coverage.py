@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from gate.faults import TOOL
 from gate.report.model import CellResult, FaultCoverage, InvariantSummary, ScenarioCoverage
-from gate.verdict.reach import unmatched_reason
+from gate.verdict.reach import tools_called, unmatched_reason
 
 
 def _blank(index: int, fault) -> dict:
@@ -216,11 +216,12 @@ def merge_coverage(parts: list[list[ScenarioCoverage]], cells=(), faults_of=None
     return sorted(merged.values(), key=lambda sc: first.get((sc.stage, sc.scenario), len(first)))
 
 
-def unmatched_tool_globs(config, cells) -> list[tuple[str, str]]:
+def unmatched_tool_globs(config, cells, called: list[str] | None = None) -> list[tuple[str, str]]:
     """(invariant id, glob) for each trace invariant whose `tool:` glob met no call in any cell it
     judged. In-process tool names are known only at run time, so this is where a misspelt name is
     caught (never a silent pass). It reads each cell's `reached` (kept in every report row), so a
-    merge of shard reports finds exactly what the unsharded run found."""
+    merge of shard reports finds exactly what the unsharded run found. `called`: tools_called(cells),
+    when the caller has it already."""
     import fnmatch
 
     from gate.config.references import in_process_reachable
@@ -235,25 +236,17 @@ def unmatched_tool_globs(config, cells) -> list[tuple[str, str]]:
             named.append((inv, inv.tool))
     if not named:
         return []
-    seen = _called(cells)
+    seen = tools_called(cells) if called is None else called
     applied = {o.id for c in cells for o in c.invariants}
     return [(inv.id, glob) for inv, glob in named
             if inv.id in applied and not any(fnmatch.fnmatchcase(name, glob) for name in seen)]
 
 
-def _called(cells) -> list[str]:
-    """Every tool name the cells called: from the row's `reached`, else (a row built without it) its traces."""
-    from gate.verdict.reach import cell_reach
-
-    return sorted({name for c in cells for name in (c.reached or cell_reach(c.runs)).tools})
-
-
 def unmatched_tool_filters(config, cells) -> list[str]:
     """The vacuity message of each `tool:` glob no cell called (unmatched_tool_globs)."""
-    unmatched = unmatched_tool_globs(config, cells)
-    if not unmatched:
-        return []
-    called = ", ".join([n for n in _called(cells) if n][:20]) or "none"
+    called = tools_called(cells)
+    unmatched = unmatched_tool_globs(config, cells, called)
+    shown = ", ".join(called[:20]) or "none"
     return [f"vacuous: invariant '{inv_id}' names tool '{glob}', and no cell called a tool by that name "
-            f"(tools called: {called}) — fix the `tool:` glob, or check that the gate reached the tool "
+            f"(tools called: {shown}) — fix the `tool:` glob, or check that the gate reached the tool "
             f"(the report's reach line)" for inv_id, glob in unmatched]

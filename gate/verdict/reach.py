@@ -23,11 +23,13 @@ from gate.report.model import CellReach, Reach
 FRAMEWORKS = ("Python: the OpenAI Agents SDK, pydantic-ai, LangChain/LangGraph, google-genai, the Anthropic "
               "tool runner, the mcp client over stdio; Node: npm openai runTools, @modelcontextprotocol/sdk over stdio")
 WAY_FORWARD = ("to fault its tools, give them an HTTP or MCP upstream under `tools:`, declare command-line tools "
-               "with `kind: command`, or run the agent as a process on a framework the gate instruments")
+               "with `kind: command`, name a Python function with `kind: function`, or run the agent as a process "
+               "on a framework the gate instruments")
 
 
-def build_reach(config, seen: list[dict]) -> Reach:
-    """`seen`: per worker, {"targets": {kind:name: calls}, "seams": {name: detail}, "offered": set}."""
+def build_reach(seen: list[dict]) -> Reach:
+    """`seen`: per worker, {"targets": {kind:name: calls}, "seams": {name: detail}, "offered": set,
+    "called": set}. The notes are written later, by `with_notes`, once the coverage is known."""
     wire = sorted({t for w in seen for t, n in w.get("targets", {}).items()
                    if n and not t.startswith(("tool:functions", "tool:mcp-stdio"))})
     seams = {name: detail for w in seen for name, detail in w.get("seams", {}).items()}
@@ -110,6 +112,11 @@ def _missed_tools(coverage, unmatched_tools: list[str]) -> list[str]:
 
 NOTHING_REACHED = ("reached nothing: none of its runs made an LLM or tool call the gate saw, so no fault could act "
                    "on it and no trace invariant judged it")
+
+
+def tools_called(cells) -> list[str]:
+    """Every tool name the cells called: from each row's `reached`, else (a row built without it) its traces."""
+    return sorted({name for c in cells for name in (c.reached or cell_reach(c.runs)).tools})
 
 
 def cell_reach(runs) -> CellReach:

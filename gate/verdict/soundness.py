@@ -165,7 +165,8 @@ def apply(part, sound: Soundness) -> None:
 
 
 def rerun_warnings(reruns: list[Rerun]) -> list[str]:
-    """What the verdict says about the cells re-run on a restarted agent (gate/runner/recover.py) (the details are in report.run.reruns)."""
+    """What the verdict says about the cells re-run on a restarted agent (gate/runner/recover.py); the
+    details are in report.run.reruns."""
     out = []
     passed = [r for r in reruns if r.outcome == "passed"]
     for origin in dict.fromkeys(r.left_broken_by for r in passed):
