@@ -86,3 +86,14 @@ def test_a_function_tool_is_declared_exactly(tmp_path, tool, message):
            "llm": [{"name": "openai"}], "inputs": [{"id": "a", "text": "x"}]}
     with pytest.raises(ConfigError, match=message):
         load_config(str(write_config(tmp_path, json.dumps(doc))))
+
+
+def test_a_function_tool_the_gate_cannot_wrap_is_vacuous_at_load(tmp_path):
+    """An agent already running at agent.url is not the gate's process to instrument: its declared
+    function can never be wrapped, so the config is refused, never a pass that tested nothing."""
+    doc = {"version": 1, "agent": {"url": "http://127.0.0.1:9", "invoke": {"http": {"url": "{{url}}/chat"}}},
+           "tools": [{"name": "refund", "kind": "function", "function": "refund_tools:refund"}],
+           "llm": [{"name": "openai"}], "inputs": [{"id": "a", "text": "x"}]}
+    with pytest.raises(ConfigError, match=r"tools\[0\]\.kind: vacuous: 'refund' is a `kind: function` tool, but the "
+                                          r"agent is already running at agent.url.*: its function is never wrapped, so nothing reaches it"):
+        load_config(str(write_config(tmp_path, json.dumps(doc))))
