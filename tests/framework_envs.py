@@ -1,0 +1,88 @@
+"""Framework environments for the seam tests: each framework in its own cached virtualenv.
+
+The ten frameworks after the first five cannot share the test environment: installing them
+would move its pinned pydantic, openai, google-genai, mcp, rich and starlette. They need not:
+the agent under test is another process, so it can run on another interpreter. Each group
+below is one virtualenv of pinned versions (CrewAI and Google ADK disagree on
+opentelemetry-sdk, so they live apart), built once with `uv` under ~/.cache/chaos-gate
+and reused while its pins are unchanged (the folder is named by their hash). The Node
+frameworks share one `npm ci` of tests/agents/node_frameworks.
+
+`python_for("crewai")` is the interpreter an agent on that framework runs with; a machine
+that cannot build the group fails the test with the installer's own words (CI must run them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CACHE = Path(os.environ.get("CHAOS_GATE_ENV_CACHE") or Path.home() / ".cache" / "chaos-gate" / "envs")
+NODE_FRAMEWORKS = Path(__file__).resolve().parent / "agents" / "node_frameworks"
+
+GROUPS = {
+    "crew": ["crewai==1.15.30", "dspy==3.4.1", "smolagents[openai]==1.26.0", "agno==3.1.10", "openai==2.54.0"],
+    "adk": ["google-adk==2.13.0", "llama-index-core==0.14.25", "llama-index-llms-openai==0.8.3",
+            "strands-agents[openai]==1.62.0", "openai==2.54.0"],
+}
+GROUP_OF = {"crewai": "crew", "dspy": "crew", "smolagents": "crew", "agno": "crew",
+            "google-adk": "adk", "llama-index": "adk", "strands": "adk"}
+
+
+def _folder(group: str) -> Path:
+    digest = hashlib.sha256("\n".join(sorted(GROUPS[group])).encode()).hexdigest()[:12]
+    return CACHE / f"{group}-{digest}"
+
+
+def _uv() -> str:
+    found = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    if not Path(found).exists():
+        pytest.fail("uv is not installed: pip install -e '.[test]' installs it")
+    return found
+
+
+def python_for(framework: str) -> str:
+    """The interpreter of `framework`'s group, built on first use (a lock keeps parallel builders apart)."""
+    group = GROUP_OF[framework]
+    folder = _folder(group)
+    python = folder / "bin" / "python"
+    if (folder / ".complete").exists():
+        return str(python)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    import fcntl
+
+    with open(CACHE / f"{group}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".complete").exists():
+            _build(folder, GROUPS[group])
+    return str(python)
+
+
+def _build(folder: Path, pins: list[str]) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    uv = _uv()
+    steps = [[uv, "venv", "-q", "-p", sys.executable, str(folder)],
+             [uv, "pip", "install", "-q", "-p", str(folder / "bin" / "python"), *pins]]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=900)
+        if done.returncode:
+            pytest.fail(f"could not build {folder.name}: {' '.join(step[:3])}: {done.stderr[-2000:]}")
+    (folder / ".complete").write_text("\n".join(pins))
+
+
+def node_frameworks() -> Path:
+    """tests/agents/node_frameworks with its node_modules (`npm ci` once)."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node / npm not installed")
+    if not (NODE_FRAMEWORKS / "node_modules" / ".package-lock.json").exists():
+        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=NODE_FRAMEWORKS, capture_output=True,
+                              text=True, timeout=600)
+        if done.returncode:
+            pytest.fail(f"npm ci in {NODE_FRAMEWORKS}: {done.stderr[-2000:]}")
+    return NODE_FRAMEWORKS
