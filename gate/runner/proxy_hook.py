@@ -48,15 +48,15 @@ class ProxyHook:
         functions = {t.name: t.function for t in self.config.tools if t.kind == "function" and t.function}
         if functions:  # wrapped where the agent's process imports them (gate/instrument/python)
             env["CHAOS_GATE_FUNCTIONS"] = json.dumps(functions, sort_keys=True)
+        node = {t.name: {"module": t.module, "export": t.export} for t in self.config.tools
+                if t.kind == "function" and t.module}
+        if node:  # wrapped where the agent's Node process loads the module (gate/instrument/node/declared.cjs)
+            env["CHAOS_GATE_NODE_FUNCTIONS"] = json.dumps(node, sort_keys=True)
         for world in self.config.worlds:
             env[world.env] = f"{self.server.url}/tool/{world.name}"
             if world.mcp_env:
                 env[world.mcp_env] = f"{self.server.url}/tool/{world.name}-mcp"
         return env
-        node = {t.name: {"module": t.module, "export": t.export} for t in self.config.tools
-                if t.kind == "function" and t.module}
-        if node:  # wrapped where the agent's Node process loads the module (gate/instrument/node/declared.cjs)
-            env["CHAOS_GATE_NODE_FUNCTIONS"] = json.dumps(node, sort_keys=True)
 
     async def start(self) -> None:
         self.client = upstream_client()
