@@ -262,5 +262,6 @@ def test_the_esm_hook_is_registered_only_where_a_seam_package_is_installed(tmp_p
         (tmp_path / "node_modules" / "openai").mkdir(parents=True)
     env = instrumented({**os.environ, "CHAOS_GATE_FN_URL": "http://127.0.0.1:9/fn"})
     probe = "process.stdout.write(String(Boolean(globalThis[Symbol.for('chaos-gate.node')]?.esm)))"
-    done = subprocess.run(["node", "-e", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(["node", "--input-type=module", "-e", probe], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=30)  # an ESM entry: a CommonJS one never needs the hook (node_frameworks)
     assert done.stdout == str(installed).lower(), done.stderr

@@ -60,14 +60,38 @@ class ToolUpstream(StrictModel):
                                  description="`kind: function`: MODULE:ATTR of a Python function (weather.tools:"
                                              "get_weather; ATTR may be Class.method), wrapped when the agent's "
                                              "process imports MODULE.")
+    module: str | None = Field(default=None, min_length=1,
+                               description="`kind: function` in a Node agent: the module that defines it, as "
+                                           "`require` resolves it from the agent's working directory (./tools.js, "
+                                           "or a package name); CommonJS or ESM.")
+    export: str | None = Field(default=None, pattern=r"^(?:[A-Za-z_$][\w$]*)$",
+                               description="`kind: function` in a Node agent: the name `module` exports the "
+                                           "function under (getWeather, or default).")
+
+    @property
+    def declared(self) -> str | None:
+        """A `kind: function` tool's function as one string: MODULE:ATTR (Python) or module:export (Node)."""
+        return self.function if self.function is not None else \
+            (f"{self.module}:{self.export}" if self.module is not None else None)
 
     @model_validator(mode="after")
     def _keys_of_kind(self):
         """A command or a function is found inside the agent, so it has no URL; a served tool needs both."""
-        if (self.kind == "function") != (self.function is not None):
-            raise ValueError("`function: MODULE:ATTR` names the Python function of a `kind: function` tool, and "
-                             "only of one" if self.function is not None else
-                             "a `kind: function` tool needs `function: MODULE:ATTR` (e.g. weather.tools:get_weather)")
+        node = [k for k in ("module", "export") if getattr(self, k) is not None]
+        if self.kind != "function" and (self.function is not None or node):
+            named = "`function: MODULE:ATTR`" if self.function is not None else "`module:` and `export:`"
+            raise ValueError(f"{named} name the function of a `kind: function` tool, and only of one: add "
+                             f"`kind: function`, or drop them")
+        if self.kind == "function" and self.function is not None and node:
+            raise ValueError("a `kind: function` tool is either a Python function (`function: MODULE:ATTR`) or a "
+                             "Node one (`module:` and `export:`), not both: keep the one the agent runs")
+        if self.kind == "function" and len(node) == 1:
+            raise ValueError(f"a Node `kind: function` tool needs both `module:` and `export:` (e.g. module: "
+                             f"./tools.js, export: getWeather); add `{'export' if node == ['module'] else 'module'}:`")
+        if self.kind == "function" and self.function is None and not node:
+            raise ValueError("a `kind: function` tool needs `function: MODULE:ATTR` (Python, e.g. "
+                             "weather.tools:get_weather) or `module:` and `export:` (Node, e.g. module: ./tools.js, "
+                             "export: getWeather)")
         given = [k for k in ("env", "upstream") if getattr(self, k) is not None]
         if self.kind == "command" and given:
             raise ValueError(f"a `kind: command` tool takes no {' or '.join(repr(k) for k in given)}: the gate "
@@ -75,7 +99,7 @@ class ToolUpstream(StrictModel):
                              f"command from there")
         if self.kind == "function" and given:
             raise ValueError(f"a `kind: function` tool takes no {' or '.join(repr(k) for k in given)}: the gate "
-                             f"wraps {self.function} inside the agent's process")
+                             f"wraps {self.declared} inside the agent's process")
         missing = [f"'{k}' ({what})" for k, what in (("env", "the env var the agent reads its URL from"),
                                                        ("upstream", "the real service's base URL"))
                    if getattr(self, k) is None]

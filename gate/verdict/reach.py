@@ -83,13 +83,17 @@ def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]
 
 def _declared_note(tool, reach: Reach) -> list[str]:
     """A `kind: function` tool whose function no agent process wrapped: it never imported the module."""
-    module, _, attr = tool.function.partition(":")
+    module, _, attr = tool.declared.rpartition(":") if tool.module else tool.declared.partition(":")
     seam = f"function:{module}:{attr}"
     if seam in reach.in_process:
         return []
     failed = next((f for f in reach.failed if f.startswith(seam + ":")), None)
     if failed is not None:
-        return [f"function tool '{tool.name}' not reached: {tool.function} could not be wrapped ({failed[len(seam) + 2:]})"]
+        return [f"function tool '{tool.name}' not reached: {tool.declared} could not be wrapped ({failed[len(seam) + 2:]})"]
+    if tool.module:
+        return [f"function tool '{tool.name}' not reached: no Node process of the agent loaded {module}, so its "
+                f"export {attr} was never wrapped — check that `module` resolves, from the agent's working "
+                "directory, to the file the agent loads"]
     return [f"function tool '{tool.name}' not reached: no agent process imported {module}, so {tool.function} was "
             "never wrapped — check that MODULE is the name the agent imports it by (a script run as __main__ is not)"]
 

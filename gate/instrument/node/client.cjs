@@ -199,7 +199,32 @@ async function call(seam, tool, args, run, returns = null, hints = null) {
   });
 }
 
+const MARK = Symbol.for('chaos-gate.wrapped');
+
+/**
+ * `fn` wrapped so each call is one instrumented call of tool `name` (a string, or a function
+ * giving it at call time) whose arguments are `argsOf(args)`; `name`, `length` and `this` kept.
+ */
+function wrapFunction(seam, fn, name, argsOf = (args) => args[0] ?? {}) {
+  if (typeof fn !== 'function' || fn[MARK]) return fn;
+  const wrapped = function chaosGateTool(...args) {
+    return call(seam, typeof name === 'function' ? name() : name, argsOf(args), () => fn.apply(this, args));
+  };
+  Object.defineProperty(wrapped, 'name', { value: fn.name });
+  Object.defineProperty(wrapped, 'length', { value: fn.length });
+  wrapped[MARK] = true;
+  return wrapped;
+}
+
+/** A copy of `obj` (prototype and every property descriptor kept) with `key` set to `value`. */
+function copyWith(obj, key, value) {
+  const descriptors = Object.getOwnPropertyDescriptors(obj);
+  const old = descriptors[key] || { enumerable: true, writable: true, configurable: true };
+  descriptors[key] = { enumerable: old.enumerable, writable: true, configurable: true, value };
+  return Object.create(Object.getPrototypeOf(obj), descriptors);
+}
+
 module.exports = {
   InjectedToolError, InjectedToolNotFound, InjectedToolTimeout, InjectedConnectionError,
-  PLAIN, call, decode, enabled, encode, exceptionFor, hello, jsonable, post,
+  MARK, PLAIN, call, copyWith, decode, enabled, encode, exceptionFor, hello, jsonable, post, wrapFunction,
 };

@@ -10,13 +10,14 @@
  *
  * - CommonJS: Module.prototype._compile is wrapped; after a seam's file compiles, its
  *   `module.exports` is patched (one path test per compiled file, nothing more).
- * - ESM: `module.register` (Node >= 20.6 / 18.19), from the main thread, adds loader.mjs,
- *   whose `load` hook appends one line to the seam's module source that hands its class to
- *   `patch` below once the module has evaluated.
+ * - ESM: a `load` hook appends one line to the seam's module source (transform.cjs) that hands
+ *   its class, or a binding and its setter, to `patch` below once the module has evaluated:
+ *   `module.registerHooks` in this thread where Node has it, else `module.register`
+ *   (Node >= 20.6 / 18.19) and loader.mjs on Node's loader thread (see hookEsm for when).
+ * - An ESM-only package (`ai`) `require`d through require(esm): its one read is given the footer.
+ * - Functions the config declares (`kind: function`): declared.cjs.
  *
- * The ESM hook is registered only when a seam package is installed where the process can
- * import it from (its loader thread is most of the preload's cost at start-up).
- * On a Node without `module.register` only the CommonJS path is reached; whatever fails,
+ * On a Node without either hook API only the CommonJS path is reached; whatever fails,
  * the agent runs as it would without us (the failure is reported to the gate as
  * `node:<seam>:failed`, never thrown).
  */
@@ -24,13 +25,16 @@
 
 const KEY = Symbol.for('chaos-gate.node');
 
-// A seam: its patch module, the files that define its class in each build, and what the
-// ESM line hands over: the module's own bindings, each behind `typeof` and the whole in a
-// try, so a version whose module names them otherwise is reported, never broken.
-function esmFooter(seam, names, typeNames = []) {
+// A seam: its patch module, the files that define what it patches in each build, and what the
+// ESM line hands over: the module's own bindings, each behind `typeof` and the whole in a try,
+// so a version whose module names them otherwise is reported, never broken; `setters` are
+// module-level functions the seam replaces (an ESM function export cannot be reassigned from
+// outside its module, but its own code can assign the binding, and importers see it live).
+function esmFooter(seam, names, typeNames = [], setters = []) {
   const pick = (list) => list.map((n) => `${n}: typeof ${n} === "undefined" ? undefined : ${n}`).join(', ');
   const types = typeNames.length ? `, types: { ${pick(typeNames)} }` : '';
-  return `try { globalThis[Symbol.for("chaos-gate.node")]?.patch("${seam}", { ${pick(names)}${types} }); } catch {}`;
+  const set = setters.length ? `, set: { ${setters.map((n) => `${n}: (f) => { ${n} = f; }`).join(', ')} }` : '';
+  return `try { globalThis[Symbol.for("chaos-gate.node")]?.patch("${seam}", { ${pick(names)}${types}${set} }); } catch {}`;
 }
 
 const TARGETS = [
@@ -47,6 +51,27 @@ const TARGETS = [
     esm: '/@modelcontextprotocol/sdk/dist/esm/client/index.js',
     exportsOf: (mod) => ({ Client: mod.exports.Client, types: mod.require('../types.js') }),
     footer: esmFooter('mcp', ['Client'], ['McpError', 'ErrorCode']), // client/index imports both from types
+  },
+  {
+    // ESM only: a `require('ai')` loads it through require(esm), where `requireEsm` rewrites it
+    seam: 'ai', module: './seams/ai.cjs',
+    requireEsm: /[\\/]ai[\\/]dist[\\/]index\.js$/,
+    esm: '/ai/dist/index.js',
+    footer: esmFooter('ai', ['executeToolCall'], [], ['executeToolCall']),
+  },
+  {
+    seam: 'langchain', module: './seams/langchain.cjs',
+    cjs: /[\\/]@langchain[\\/]core[\\/]dist[\\/]tools[\\/]index\.cjs$/,
+    esm: '/@langchain/core/dist/tools/index.js',
+    exportsOf: (mod) => mod.exports,
+    footer: esmFooter('langchain', ['StructuredTool']),
+  },
+  {
+    seam: 'openai-agents', module: './seams/openai_agents.cjs',
+    cjs: /[\\/]@openai[\\/]agents-core[\\/]dist[\\/]tool\.js$/,
+    esm: '/@openai/agents-core/dist/tool.mjs',
+    exportsOf: (mod) => ({ tool: mod.exports.tool, set: { tool: (f) => { mod.exports.tool = f; } } }),
+    footer: esmFooter('openai-agents', ['tool'], [], ['tool']),
   },
 ];
 
@@ -79,13 +104,26 @@ function patch(seam, exportsOf) {
   }
 }
 
+/** The declared functions' rewrite targets (declared.cjs), by index; [] when none is declared. */
+function declaredTargets() {
+  if (!process.env.CHAOS_GATE_NODE_FUNCTIONS) return [];
+  const declared = require('./declared.cjs');
+  return declared.declarations().map((decl, index) => ({ decl, target: declared.targetOf(index) }));
+}
+
 function hookCommonJs() {
   const Module = require('node:module');
   const compile = Module.prototype._compile;
   if (typeof compile !== 'function') return;
+  const declared = declaredTargets().filter(({ decl }) => !decl.esm);
+  const transform = declared.length ? require('./transform.cjs') : null;
   Module.prototype._compile = function _compile(content, filename, ...rest) {
+    const own = declared.length && typeof filename === 'string' ? declared.find(({ decl }) => decl.file === filename)
+      : undefined;
+    if (own) content = transform.rewrite(content, own.target); // its footer replaces the module's own binding
     const result = compile.call(this, content, filename, ...rest);
-    const target = typeof filename === 'string' ? TARGETS.find((t) => t.cjs.test(filename)) : undefined;
+    if (own) require('./declared.cjs').patchExports(this, own.decl);
+    const target = typeof filename === 'string' ? TARGETS.find((t) => t.cjs?.test(filename)) : undefined;
     if (target) {
       let exportsOf;
       try {
@@ -100,14 +138,40 @@ function hookCommonJs() {
   };
 }
 
+// An ESM-only package `require`d (Node >= 20.19 loads it through require(esm), which runs no
+// module.register hook): its text is read by the CommonJS loader's `.js` handler, so the seam's
+// footer is added to that one read of that one file.
+function hookRequireEsm() {
+  const Module = require('node:module');
+  const fs = require('node:fs');
+  const js = Module._extensions?.['.js'];
+  const targets = TARGETS.filter((t) => t.requireEsm);
+  if (typeof js !== 'function' || !targets.length) return;
+  Module._extensions['.js'] = function js_(module, filename, ...rest) {
+    const target = typeof filename === 'string' ? targets.find((t) => t.requireEsm.test(filename)) : undefined;
+    if (!target) return js.call(this, module, filename, ...rest);
+    const read = fs.readFileSync;
+    fs.readFileSync = function readFileSync(file, ...args) {
+      const text = read.call(this, file, ...args);
+      if (file !== filename) return text;
+      fs.readFileSync = read;
+      const source = typeof text === 'string' ? text : text.toString('utf8');
+      return /^\s*(import|export)\b/m.test(source) ? `${source}\n;${target.footer}\n` : text;
+    };
+    try {
+      return js.call(this, module, filename, ...rest);
+    } finally {
+      fs.readFileSync = read;
+    }
+  };
+}
+
 // The packages whose ESM builds hold a seam (TARGETS' esm paths): without one of them installed
 // where this process can import it from, the ESM hook has nothing to patch.
-const SEAM_PACKAGES = ['openai', '@modelcontextprotocol/sdk'];
+const SEAM_PACKAGES = ['openai', '@modelcontextprotocol/sdk', 'ai', '@langchain/core', '@openai/agents-core'];
 
 // Is a seam package installed where this process could import it: a node_modules above its
-// entry script or its cwd, or on NODE_PATH? `module.register` starts Node's loader-hooks thread,
-// +0.1-0.6 s on every start; most Node processes an agent starts (npm, a build tool, an agent on
-// another library) import no seam package, so they do not pay it.
+// entry script or its cwd, or on NODE_PATH?
 function seamPackageInstalled() {
   const fs = require('node:fs');
   const path = require('node:path');
@@ -123,25 +187,58 @@ function seamPackageInstalled() {
   return false;
 }
 
+// Does this process load ESM from its start: an .mjs/.mts entry, a .js/.ts one under a package.json
+// of "type": "module", `--input-type=module`, or an `--import` / `--loader` preload? A CommonJS entry
+// reaches every seam through `require` (and `require` of an ESM-only package, hookRequireEsm), so
+// it does not pay for the loader thread; what it `import()`s later is not reached on Node 20.
+function esmEntry() {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS || '').split(/\s+/)];
+  if (flags.some((f) => /^--(input-type=module|import|loader|experimental-loader)\b/.test(f))) return true;
+  const main = process.argv[1];
+  if (!main) return false;
+  const fs = require('node:fs');
+  let file = require('node:path').resolve(main);
+  try {
+    file = fs.realpathSync(file);
+  } catch { /* a path Node itself will resolve (no extension): judged by its folder */ }
+  return require('./transform.cjs').isEsmFile(file);
+}
+
+// ESM: with `module.registerHooks` (Node >= 22.15, 23.5) the rewrite runs in this thread, at
+// no start-up cost, for `import` and `require` alike. With only `module.register` (Node 20) it
+// takes Node's loader-hooks thread, a fixed cost on every start plus a thread hop per module
+// loaded, so it is registered only where it can matter: an ESM entry with a seam package
+// installed near it, or a declared function whose module is ESM.
 function hookEsm() {
-  const { register } = require('node:module');
-  if (typeof register !== 'function') return; // an older Node: CommonJS only
+  const Module = require('node:module');
   // --require runs in every thread, Node's own loader-hooks thread too: hooks registered
   // there would chain a second copy of ours (one line appended twice)
   if (!require('node:worker_threads').isMainThread) return;
-  if (!seamPackageInstalled()) return;
-  globalThis[KEY].esm = true; // said to tests and to bench/bench_instrument.py
+  const declared = declaredTargets().filter(({ decl }) => decl.esm).map(({ target }) => target);
+  const targets = [...TARGETS.map((t) => ({ suffix: t.esm, footer: t.footer })), ...declared];
+  if (typeof Module.registerHooks === 'function') {
+    const { transformed } = require('./transform.cjs');
+    Module.registerHooks({ load: (url, context, nextLoad) => transformed(url, nextLoad(url, context), targets) });
+    globalThis[KEY].esm = 'registerHooks';
+    return;
+  }
+  if (typeof Module.register !== 'function') return; // an older Node: CommonJS only
+  if (!declared.length && !(esmEntry() && seamPackageInstalled())) return;
+  globalThis[KEY].esm = 'register'; // said to tests and to bench/bench_instrument.py
   const { pathToFileURL } = require('node:url');
-  register('./loader.mjs', {
-    parentURL: pathToFileURL(__filename),
-    data: { targets: TARGETS.map((t) => ({ suffix: t.esm, footer: t.footer })) },
-  });
+  Module.register('./loader.mjs', { parentURL: pathToFileURL(__filename), data: { targets } });
+}
+
+function declare(...args) {
+  require('./declared.cjs').declare(...args);
 }
 
 function install() {
   if (globalThis[KEY]) return;
-  globalThis[KEY] = { patch };
-  for (const hook of [reportClockRate, hookCommonJs, hookEsm]) {
+  globalThis[KEY] = { patch, declare };
+  const hooks = [reportClockRate, hookCommonJs, hookEsm];
+  if (typeof require('node:module').registerHooks !== 'function') hooks.splice(2, 0, hookRequireEsm);
+  for (const hook of hooks) {
     try {
       hook();
     } catch (error) {

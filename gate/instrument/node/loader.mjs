@@ -1,11 +1,13 @@
 /**
- * ESM half of chaos-gate's Node instrumentation, registered by register.cjs with
- * `module.register`. Its `load` hook appends one line to the source of each seam's module
- * (the file that defines the class whose method runs tools), handing that class to the
- * patch register.cjs installed on globalThis; every other module loads untouched. Runs on
- * Node's loader thread: it rewrites text and nothing else, and any surprise leaves the
+ * ESM half of chaos-gate's Node instrumentation on a Node with only `module.register`
+ * (Node 20): registered by install.cjs, run on Node's loader thread. Its `load` hook appends
+ * one line to the source of each target module (a seam's file, a declared function's module:
+ * transform.cjs), handing its bindings to the patch install.cjs put on globalThis; every other
+ * module loads untouched. It rewrites text and nothing else, and any surprise leaves the
  * module as it was.
  */
+import transform from './transform.cjs';
+
 let targets = [];
 
 export function initialize(data) {
@@ -13,13 +15,5 @@ export function initialize(data) {
 }
 
 export async function load(url, context, nextLoad) {
-  const result = await nextLoad(url, context);
-  const target = targets.find((t) => url.startsWith('file:') && url.split('?')[0].endsWith(t.suffix));
-  if (!target || result.format !== 'module' || result.source == null) return result;
-  try {
-    const source = typeof result.source === 'string' ? result.source : new TextDecoder().decode(result.source);
-    return { ...result, source: `${source}\n;${target.footer}\n` };
-  } catch {
-    return result;
-  }
+  return transform.transformed(url, await nextLoad(url, context), targets);
 }

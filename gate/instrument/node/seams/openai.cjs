@@ -17,9 +17,8 @@
  */
 'use strict';
 
-const { PLAIN, call } = require('../client.cjs');
+const { MARK, PLAIN, copyWith, wrapFunction: wrap } = require('../client.cjs');
 
-const MARK = Symbol.for('chaos-gate.wrapped');
 const SEAM = { ...PLAIN, framework: 'node-openai' };
 
 function argumentsOf(first) {
@@ -32,22 +31,7 @@ function argumentsOf(first) {
 }
 
 function wrapFunction(fn, name) {
-  if (typeof fn !== 'function' || fn[MARK]) return fn;
-  const wrapped = function chaosGateTool(...args) {
-    return call(SEAM, name, argumentsOf(args[0]), () => fn.apply(this, args));
-  };
-  Object.defineProperty(wrapped, 'name', { value: fn.name });
-  Object.defineProperty(wrapped, 'length', { value: fn.length });
-  wrapped[MARK] = true;
-  return wrapped;
-}
-
-/** A copy of `obj` (prototype and every property descriptor kept) with `key` set to `value`. */
-function copyWith(obj, key, value) {
-  const descriptors = Object.getOwnPropertyDescriptors(obj);
-  const old = descriptors[key] || { enumerable: true, writable: true, configurable: true };
-  descriptors[key] = { enumerable: old.enumerable, writable: true, configurable: true, value };
-  return Object.create(Object.getPrototypeOf(obj), descriptors);
+  return wrap(SEAM, fn, name, (args) => argumentsOf(args[0]));
 }
 
 function wrapTool(tool) {

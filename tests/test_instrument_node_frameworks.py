@@ -1,0 +1,276 @@
+"""Node framework seams (Vercel AI SDK, LangGraph.js/LangChain.js, OpenAI Agents JS) and Node
+`kind: function`, on real agents: gate/instrument/node/seams/{ai,langchain,openai_agents}.cjs and
+gate/instrument/node/declared.cjs.
+
+Each agent under tests/agents/node_frameworks/ (one `npm ci`, tests/framework_envs.py) is an ES
+module written the way its framework's quick-start writes one, on the framework's default OpenAI
+provider, with one local tool `issue_refund(order_id)` that appends to a ledger file (the write is
+counted there, outside the gate). Each has a planted bug (VARIANT=bug) and its sound twin
+(VARIANT=sound), one bug per framework, the one its tool-error path makes natural:
+
+- AI SDK: a tool error goes to the model as a `tool-error`, and a model retries it: a refund whose
+  answer timed out after the write is written twice (timeout_after_write; twin: `prepareStep`);
+- LangGraph.js: the quick-start's hand-written tool node lets a tool error crash the graph (error;
+  twin: the prebuilt ToolNode, whose handleToolErrors tells the model);
+- Agents JS: the tool's value goes to the model verbatim, so injected text is obeyed (inject; twin:
+  a tool output guardrail).
+
+The gate runs each variant once, through the real CLI with the keyless `sim` model and one scenario
+whose fault can only reach the tool in-process: the bug breaches exactly its invariant, the twin
+passes the very same scenario, the trace shows the call on transport `function` with the fault
+fired, and the report names the seam. The schema test compares the model's first request byte for
+byte with and without instrumentation. `kind: function` runs a no-framework agent (a fetch loop)
+whose tool lives in its own ESM or CommonJS module, and a declared function no process loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import load_report, write_config
+from framework_envs import node_frameworks
+from gate.cli import main
+
+INPUT = "Please refund order 1234, it arrived damaged."
+SIM = {"injection": "obey", "rules": [{
+    "when": r"refund.*?(\d{3,})", "on_error": {"action": "retry", "retries": 1},
+    "steps": [{"call": "issue_refund", "arguments": {"order_id": "{{1}}"}},
+              {"answer": "Your refund for order {{1}} has been issued."}]}]}
+TIMEOUT_AFTER_WRITE = {"kind": "timeout_after_write", "tool": "issue_refund", "on_calls": [1], "seconds": 0.2}
+
+
+@dataclass(frozen=True)
+class Case:
+    agent: str
+    fault: dict
+    breach: str  # the invariant the bug breaches
+    seam: str  # what the seam reports (the report's reach.in_process)
+    framework: str  # the trace entry's extra["framework"]
+    refunds: tuple[int, int]  # ledger lines after the bug run, after the sound run
+
+
+CASES = {
+    "ai-sdk": Case("ai_sdk_refund.mjs", TIMEOUT_AFTER_WRITE, "refund-once", "node:ai.executeToolCall",
+                   "node-ai-sdk", (2, 1)),
+    "langgraph": Case("langgraph_refund.mjs", {"kind": "error", "tool": "issue_refund", "on_calls": [1]},
+                      "completes", "node:langchain.StructuredTool.call", "node-langchain", (0, 1)),
+    "openai-agents": Case("openai_agents_refund.mjs", {"kind": "inject", "tool": "issue_refund"},
+                          "no-injected-reply", "node:openai-agents.tool", "node-openai-agents", (1, 1)),
+}
+
+
+def agent_env(ledger: Path, variant: str) -> dict[str, str]:
+    # Agents JS exports its traces to OpenAI's trace ingest (not the model API under test): off
+    return {"LEDGER": str(ledger), "VARIANT": variant, "OPENAI_API_KEY": "sk-sim",
+            "OPENAI_AGENTS_DISABLE_TRACING": "1"}
+
+
+def refunds(ledger: Path) -> int:
+    return len(ledger.read_text().split()) if ledger.exists() else 0
+
+
+def gate_config(tmp: Path, argv: list[str], env: dict, fault: dict, tools: list | None = None) -> Path:
+    doc = {
+        "version": 1, "seed": 5,
+        "agent": {"invoke": {"command": {"command": argv, "cwd": str(node_frameworks()), "env": env}},
+                  "timeout": 60},
+        "llm": [{"name": "openai", "provider": "openai", "upstream": "sim"}],
+        "tools": tools or [],
+        "sim": SIM,
+        "inputs": [{"id": "refund", "text": INPUT}],
+        "mutation": {"enabled": False},
+        "shrink": {"enabled": False},  # one run per variant: the ledger counts exactly its writes
+        "contract": {"baseline": False, "invariants": [
+            {"id": "completes", "type": "completes", "severity": "critical"},
+            {"id": "no-injected-reply", "type": "excludes", "values": ["INJECTION-OBEYED"], "severity": "critical"},
+            {"id": "refund-once", "type": "side_effect_once", "tool": "issue_refund", "severity": "critical"},
+        ], "scenarios": [{"name": "in_process", "faults": [fault]}]},
+        "gate": {"min_score": 80},
+        "concurrency": 1,
+    }
+    return write_config(tmp, json.dumps(doc, indent=1))  # JSON is YAML
+
+
+def gate_run(tmp: Path, config: Path) -> tuple[int, dict, dict]:
+    """(exit code, the report, the one run of its one cell)."""
+    code = main(["run", "-c", str(config), "-o", str(tmp / "out"), "--quiet", "--full-report"])
+    report = load_report(tmp / "out")
+    (cell,) = report["verdict"]["cells"]
+    (run,) = cell["runs"]
+    return code, report, run
+
+
+def logs(tmp: Path) -> list[str]:
+    folder = tmp / "out" / "logs"
+    return [p.read_text()[-3000:] for p in folder.glob("*")] if folder.exists() else []
+
+
+@pytest.mark.parametrize("variant", ["bug", "sound"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_in_process_fault_catches_the_bug_and_passes_the_twin(name, variant, tmp_path):
+    case = CASES[name]
+    ledger = tmp_path / "ledger.txt"
+    config = gate_config(tmp_path, ["node", case.agent], agent_env(ledger, variant), case.fault)
+    code, report, run = gate_run(tmp_path, config)
+    failed = {c["invariant"] for c in run["checks"] if not c["passed"]}
+    expected = (1, {case.breach}) if variant == "bug" else (0, set())
+    assert (code, failed) == expected, (run["reason"], run["checks"], run.get("output"), logs(tmp_path))
+    assert refunds(ledger) == case.refunds[variant == "sound"], (run["output"], run["trace"])
+    # the first refund call is the one faulted, in-process, on the framework's own path
+    first = next(e for e in run["trace"] if e["kind"] == "tool")
+    assert (first["target"], first["tool"], first["method"], first["transport"]) == \
+           ("functions", "issue_refund", "CALL", "function")
+    assert (first["fault"], first["fault_status"]) == (case.fault["kind"], "fired")
+    assert case.seam in report["verdict"]["reach"]["in_process"]
+    assert not report["verdict"]["reach"]["failed"]
+
+
+def run_on_proxy(argv: list[str], tmp: Path, instrument: bool = True, faults=(), extra_env=None):
+    """One run of a Node agent against a bare worker proxy with the sim: (process, trace, seams, ledger lines)."""
+    from gate.instrument.environment import instrumented, plain
+    from proxy_harness import sim_proxy
+
+    ledger = tmp / f"ledger-{instrument}.txt"
+    with sim_proxy(sim=SIM) as p:
+        p.begin(*faults)
+        env = {**os.environ, **p.env, **agent_env(ledger, "bug"), **(extra_env or {})}
+        env = instrumented(env) if instrument else plain(env)
+        done = subprocess.run(argv, cwd=node_frameworks(), input=INPUT, env=env, capture_output=True, text=True,
+                              timeout=120)
+        trace = p.end()
+        seams = dict(p.hook.app.functions.seams)
+    return done, trace, seams, refunds(ledger)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_tool_schema_the_model_sees_is_unchanged(name, tmp_path):
+    case = CASES[name]
+    runs = {}
+    for instrument in (False, True):
+        done, trace, seams, _ = run_on_proxy(["node", case.agent], tmp_path, instrument)
+        assert (done.returncode, done.stdout.strip()) == (0, "Your refund for order 1234 has been issued."), \
+            done.stderr[-3000:]
+        runs[instrument] = ([e.body for e in trace if e.kind == "llm"][0], [e for e in trace if e.kind == "tool"])
+    (plain_body, plain_calls), (body, calls) = runs[False], runs[True]
+    # the seam was live (the call was traced in-process, on this framework) and the model's first
+    # request, with the tool's name, description and JSON Schema, is the same bytes
+    assert plain_calls == []
+    assert [(c.target, c.tool, c.extra["framework"]) for c in calls] == [("functions", "issue_refund", case.framework)]
+    tools = json.loads(body)["tools"]
+    assert [t.get("name") or t["function"]["name"] for t in tools] == ["issue_refund"]
+    assert body == plain_body
+
+
+@pytest.mark.parametrize("name", ["langgraph", "openai-agents"])
+def test_a_commonjs_require_of_the_framework_is_reached_too(name, tmp_path):
+    """The packages' CommonJS builds are other files with other classes: `require` reaches them too."""
+    probe = {"langgraph": "const { tool } = require('@langchain/core/tools'); const t = tool(async ({ order_id }) => "
+                          "({ order_id }), { name: 'issue_refund', description: 'Refund.', schema: "
+                          "require('zod').z.object({ order_id: require('zod').z.string() }) }); "
+                          "t.invoke({ order_id: '1234' }).catch((e) => console.log(e.name));",
+             "openai-agents": "const { tool } = require('@openai/agents'); const t = tool({ name: 'issue_refund', "
+                              "description: 'Refund.', parameters: require('zod').z.object({ order_id: "
+                              "require('zod').z.string() }), execute: async ({ order_id }) => ({ order_id }) }); "
+                              "t.invoke({}, JSON.stringify({ order_id: '1234' })).then(console.log);"}[name]
+    done, trace, seams, _ = run_on_proxy(["node", "-e", probe], tmp_path,
+                                         faults=[{"kind": "error", "tool": "issue_refund"}])
+    assert done.returncode == 0, done.stderr[-2000:]
+    # the injected error is raised where the tool body would raise: out of tool.invoke (no ToolNode
+    # here), into the SDK's errorFunction (a message for the model)
+    assert done.stdout.strip() == {"langgraph": "InjectedToolError", "openai-agents":
+                                   "An error occurred while running the tool. Please try again."}[name], done.stdout
+    [call] = [e for e in trace if e.kind == "tool"]
+    assert (call.tool, call.fault_status, call.extra["framework"]) == ("issue_refund", "fired", CASES[name].framework)
+    assert CASES[name].seam in seams
+
+
+# -- kind: function ----------------------------------------------------------------------------------
+DECLARED = {"esm": ("declared_agent.mjs", "./refund_tools.mjs"), "cjs": ("declared_agent.cjs", "./refund_tools.cjs")}
+
+
+@pytest.mark.parametrize("build", list(DECLARED))
+def test_a_declared_node_function_is_faulted_where_the_agent_calls_it(build, tmp_path):
+    agent, module = DECLARED[build]
+    ledger = tmp_path / "ledger.txt"
+    tools = [{"name": "issue_refund", "kind": "function", "module": module, "export": "issueRefund"}]
+    config = gate_config(tmp_path, ["node", agent], agent_env(ledger, "bug"), TIMEOUT_AFTER_WRITE, tools)
+    code, report, run = gate_run(tmp_path, config)
+    # the sim retries the timed-out refund and the agent lets it: the double write is caught
+    failed = {c["invariant"] for c in run["checks"] if not c["passed"]}
+    assert (code, failed, refunds(ledger)) == (1, {"refund-once"}, 2), (run["checks"], run["output"], logs(tmp_path))
+    calls = [e for e in run["trace"] if e["kind"] == "tool"]
+    assert [(c["target"], c["tool"], c["transport"], c["fault_status"]) for c in calls] == [
+        ("issue_refund", "issue_refund", "function", "fired"), ("issue_refund", "issue_refund", "function", None)]
+    reach = report["verdict"]["reach"]
+    assert f"function:{module}:issueRefund" in reach["in_process"] and reach["failed"] == []
+    assert not [n for n in reach["notes"] if "issue_refund" in n]
+
+
+def test_a_declared_node_function_never_loaded_is_reported_not_reached(tmp_path):
+    tools = [{"name": "issue_refund", "kind": "function", "module": "./refund_tools.mjs", "export": "issueRefund"},
+             {"name": "lookup", "kind": "function", "module": "./lookup_tools.mjs", "export": "lookup"}]
+    config = gate_config(tmp_path, ["node", "declared_agent.mjs"], agent_env(tmp_path / "ledger.txt", "bug"),
+                         {"kind": "error", "tool": "lookup"}, tools)
+    _, report, _ = gate_run(tmp_path, config)
+    reach = report["verdict"]["reach"]
+    assert "function:./lookup_tools.mjs:lookup" not in reach["in_process"]
+    [note] = [n for n in reach["notes"] if n.startswith("function tool 'lookup'")]
+    assert "no Node process of the agent loaded ./lookup_tools.mjs" in note, reach["notes"]
+    [row] = [f for sc in report["verdict"]["coverage"] for f in sc["faults"] if f.get("tool") == "lookup"]
+    assert row["status"] == "never_matched"
+
+
+def test_a_declared_export_that_is_not_a_function_is_reported_failed_and_the_agent_runs(tmp_path):
+    (tmp_path / "consts.mjs").write_text("export const RATE = 3;\nconsole.log('rate', RATE);\n")
+    env = {"CHAOS_GATE_NODE_FUNCTIONS": json.dumps({"rate": {"module": str(tmp_path / "consts.mjs"),
+                                                             "export": "RATE"}})}
+    done, _, seams, _ = run_on_proxy(["node", str(tmp_path / "consts.mjs")], tmp_path, extra_env=env)
+    assert (done.returncode, done.stdout) == (0, "rate 3\n"), done.stderr
+    failed = seams[f"function:{tmp_path / 'consts.mjs'}:RATE:failed"]
+    assert "RATE is not a function" in failed["error"]
+
+
+# -- start-up: the loader thread only where ESM can need it -----------------------------------------
+@pytest.mark.parametrize("entry, seam_package, registered", [
+    ("agent.mjs", True, "register"), ("agent.cjs", True, "false"), ("agent.js", True, "false"),
+    ("agent.mjs", False, "false")])
+def test_the_esm_loader_is_registered_only_for_an_esm_entry_near_a_seam_package(tmp_path, entry, seam_package,
+                                                                               registered):
+    """On Node 20 module.register starts a loader thread (the preload's start-up cost): a CommonJS entry
+    reaches every seam through `require`, so only an ESM entry with a seam package near it pays."""
+    from gate.instrument.environment import instrumented
+
+    node_frameworks()
+    if seam_package:
+        (tmp_path / "node_modules" / "ai").mkdir(parents=True)
+    (tmp_path / entry).write_text("process.stdout.write(String(globalThis[Symbol.for('chaos-gate.node')]?.esm "
+                                  "|| false));\n")
+    env = instrumented({**os.environ, "CHAOS_GATE_FN_URL": "http://127.0.0.1:9/fn"})
+    done = subprocess.run(["node", entry], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    on_new_node = "registerHooks" if done.stdout == "registerHooks" else registered  # Node >= 22.15: in-thread
+    assert done.stdout == on_new_node, done.stderr
+
+
+def test_a_commonjs_require_of_the_esm_only_ai_package_is_reached(tmp_path):
+    """`ai` 7 ships ESM only: `require('ai')` loads it through require(esm) (Node >= 20.19), which runs
+    no loader hook, so the CommonJS loader's read of that file is given the seam's footer instead."""
+    probe = ("const { generateText, tool, jsonSchema } = require('ai'); "
+             "const { openai } = require('@ai-sdk/openai'); "
+             "generateText({ model: openai('gpt-4o-mini'), prompt: process.argv[1], stopWhen: () => false, "
+             "tools: { issue_refund: tool({ description: 'Refund an order.', inputSchema: jsonSchema({ type: "
+             "'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] }), "
+             "execute: async ({ order_id }) => ({ order_id }) }) } }).then((r) => console.log(r.text));")
+    done, trace, seams, _ = run_on_proxy(["node", "-e", probe, INPUT], tmp_path,
+                                         faults=[{"kind": "error", "tool": "issue_refund"}])
+    if "require() of ES Module" in done.stderr:
+        pytest.skip("this Node has no require(esm)")
+    assert done.returncode == 0, done.stderr[-2000:]
+    [first, *_] = [e for e in trace if e.kind == "tool"]
+    assert (first.tool, first.fault_status, first.extra["framework"]) == ("issue_refund", "fired", "node-ai-sdk")
+    assert "node:ai.executeToolCall" in seams
