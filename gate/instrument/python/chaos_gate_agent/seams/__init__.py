@@ -17,6 +17,11 @@ SEAMS = {  # module the agent imports -> "seam module:patch function", imported 
     "langchain_core.tools.base": "langchain:patch",
     "google.genai._extra_utils": "google_genai:patch",
     "anthropic.lib.tools._beta_functions": "anthropic_tools:patch",
+    "crewai.tools.base_tool": "crewai:patch",
+    "agno.tools.function": "agno:patch",
+    "google.adk.tools.function_tool": "google_adk:patch",
+    "llama_index.core.tools.function_tool": "llama_index:patch",
+    "strands.tools.decorator": "strands:patch",
 }
 
 
