@@ -24,7 +24,7 @@ import doc_tables  # noqa: E402
 PAGES = doc_tables.files()
 MD = MarkdownIt("commonmark").enable("table")
 FIRST_COMMANDS = ["pip install -e '.[examples]' && chaos-gate run -c examples/sdk_agent/chaos-gate.yaml",
-                  "pip install -e '.[test,frameworks]' && python -m pytest"]
+                  "pip install -e '.[test,frameworks]' && python -m pytest -n auto"]
 
 
 def fences(path: Path, lang: str) -> list[str]:

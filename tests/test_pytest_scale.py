@@ -43,7 +43,10 @@ def pytest_runtest_makereport(item, call):
         with open(f"runs-{os.getpid()}.jsonl", "a") as f:
             f.write(json.dumps([entry[1].run, entry[1].trace.summary()]) + "\\n")
 '''
-ENV = {**{k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")},
+# the inner runs are a user's pytest: nothing of the outer one (its addopts, or the xdist worker
+# variables when this suite itself runs under -n, which make pytest-benchmark warn) leaks in
+ENV = {**{k: v for k, v in os.environ.items()
+          if k not in ("CI", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD") and not k.startswith("PYTEST_XDIST_")},
        "COLUMNS": "80"}
 
 
