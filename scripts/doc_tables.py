@@ -10,7 +10,7 @@ Each table lives between two marker comments in a Markdown file,
 and is rebuilt from its source of truth: action.yml (Action inputs and outputs), the fault
 registry (gate/faults: kind, where it applies, parameters, the class docstring), the invariant
 registry (gate/contracts), the mutator registry (gate/mutation), the config model
-(gate/config: top-level keys and the keys inside each) and the packages' own opening docstrings
+(gate/config: top-level keys and the keys inside each), the in-process seams (gate/instrument/frameworks.py) and the packages' own opening docstrings
 (the README's Layout: a row per gate/ package and module, per script). `python3 scripts/doc_tables.py` rewrites
 every marked block of README.md and docs/*.md; `--check` rewrites nothing and exits 1 naming the
 blocks that drifted (tests/test_docs.py runs it). An unknown block name is an error.
@@ -188,7 +188,16 @@ def layout() -> str:
     return _table(["package", "concern"], rows)
 
 
-TABLES = {"layout": layout, "action-inputs": action_inputs, "action-outputs": action_outputs, "fault-kinds": fault_kinds,
+def frameworks() -> str:
+    """docs/reach.md's seam table: a row per framework whose tools are reached in the agent's process."""
+    from gate.instrument.frameworks import FRAMEWORKS
+
+    rows = [[f.name, "Python" if f.language == "python" else "Node",
+             f"`{f.package}`" + (f" {f.version}" if f.version else ""), f.seam, f"`{f.reach}`"] for f in FRAMEWORKS]
+    return _table(["framework", "language", "tested at", "seam", "reach line"], rows)
+
+
+TABLES = {"layout": layout, "frameworks": frameworks, "action-inputs": action_inputs, "action-outputs": action_outputs, "fault-kinds": fault_kinds,
           "fault-kinds-list": fault_kinds_list, "invariants": invariants, "invariants-list": invariants_list,
           "mutators": mutators, "mutators-list": mutators_list, "config-keys": config_keys}
 
