@@ -7,10 +7,11 @@ one fault that never matches). Prints the median and p99 per call for each, the 
 median over bare in microseconds, and the instrumented time relative to a whole LLM
 round trip through the same proxy (the unit an agent's turn is made of).
 
-Then the Node preload's start-up cost: `node -e 1` bare and under `NODE_OPTIONS=--require`
-the gate's preload, side by side in one run (interleaved rounds, medians), in a directory with
-no seam package (the ESM loader hook is not registered) and in one with `openai` installed
-(it is: its loader thread is what the preload costs).
+Then the Node preload's start-up cost: a Node agent bare and under `NODE_OPTIONS=--require` the
+gate's preload, side by side in one run (interleaved rounds, medians, the ratio beside them): a
+CommonJS and an ESM agent, each in a folder with no seam package and in one with a seam package
+installed (on a Node with only `module.register`, an ESM entry near a seam package is the one case
+that starts the loader thread), and an ESM agent that imports the AI SDK.
 
     python bench/bench_instrument.py [--calls 2000] [--starts 15]
 """
@@ -68,8 +69,18 @@ def stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99) - 1] * 1e6
 
 
+NODE_AGENTS = {  # file name -> text: a do-nothing agent of each module system, and one that loads a framework
+    "CJS agent": ("agent.cjs", "1;\n"),
+    "ESM agent": ("agent.mjs", "1;\n"),
+    "ESM agent importing ai": ("agent.mjs", "import { generateText } from 'ai';\n"
+                                            "import { openai } from '@ai-sdk/openai';\n"),
+}
+
+
 def node_starts(rounds: int) -> None:
-    """Median wall time of `node -e 1`, bare and preloaded, with and without a seam package near it."""
+    """Median wall time of a Node agent's start, bare and preloaded: a CommonJS and an ESM agent, each in a
+    folder with no seam package and in one with a seam package installed (the ESM loader thread's case),
+    and an ESM agent that imports the AI SDK from tests/agents/node_frameworks (when it is installed)."""
     import shutil
     import tempfile
     import time
@@ -79,28 +90,48 @@ def node_starts(rounds: int) -> None:
     if shutil.which("node") is None:
         print("node start-up: no node on PATH")
         return
+    frameworks = ROOT / "tests" / "agents" / "node_frameworks"
     env = {**os.environ, "CHAOS_GATE_FN_URL": "http://127.0.0.1:9/fn"}
-    with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as with_openai:
-        (Path(with_openai) / "node_modules" / "openai").mkdir(parents=True)
-        cases = {"no seam package": empty, "openai installed": with_openai}
-        times = {(c, m): [] for c in cases for m in ("bare", "preload")}
-        for _ in range(rounds):  # interleaved, so a busy moment hits every column alike
-            for case, cwd in cases.items():
-                for mode, e in (("bare", env), ("preload", environment.instrumented(env))):
-                    began = time.perf_counter()
-                    subprocess.run(["node", "-e", "1"], env=e, cwd=cwd, check=True)
-                    times[(case, mode)].append(time.perf_counter() - began)
-    print(f"\n{'node -e 1 start-up':26}{'bare ms':>12}{'preload ms':>12}{'ratio':>8}")
-    for case in cases:
-        bare, pre = (statistics.median(times[(case, m)]) * 1e3 for m in ("bare", "preload"))
-        print(f"{case:26}{bare:12.1f}{pre:12.1f}{pre / bare:8.2f}")
+    with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as with_seam:
+        (Path(with_seam) / "node_modules" / "openai").mkdir(parents=True)
+        cases = {}
+        for agent, (name, text) in NODE_AGENTS.items():
+            if "importing" in agent:
+                if (frameworks / "node_modules" / "ai").exists():
+                    folder = tempfile.mkdtemp(dir=frameworks, prefix=".bench-")
+                    cases[(agent, "its node_modules")] = Path(folder) / name
+            else:
+                cases[(agent, "no seam package")] = Path(empty) / name
+                cases[(agent, "seam package near")] = Path(with_seam) / name
+            for script in [p for (a, _), p in cases.items() if a == agent]:
+                script.write_text(text)
+        times = {(case, m): [] for case in cases for m in ("bare", "preload")}
+        try:
+            for _ in range(rounds):  # interleaved, so a busy moment hits every column alike
+                for case, script in cases.items():
+                    for mode, e in (("bare", env), ("preload", environment.instrumented(env))):
+                        began = time.perf_counter()
+                        subprocess.run(["node", script.name], env=e, cwd=script.parent, check=True)
+                        times[(case, mode)].append(time.perf_counter() - began)
+        finally:
+            for (agent, _), script in cases.items():
+                if "importing" in agent:
+                    shutil.rmtree(script.parent, ignore_errors=True)
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"\nnode {version} start-up{'':14}{'bare ms':>10}{'preload ms':>12}{'ratio':>8}")
+    for agent, where in cases:
+        bare, pre = (statistics.median(times[((agent, where), m)]) * 1e3 for m in ("bare", "preload"))
+        print(f"{agent + ', ' + where:44}{bare:10.1f}{pre:12.1f}{pre / bare:8.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--starts", type=int, default=15, help="rounds of the Node start-up measure")
+    parser.add_argument("--node-only", action="store_true", help="only the Node start-up measure")
     args = parser.parse_args()
+    if args.node_only:
+        return node_starts(args.starts)
     from gate.instrument import environment
     from proxy_harness import sim_proxy
 

@@ -21,10 +21,11 @@ from gate.config.references import why_unreached
 from gate.report.model import CellReach, Reach
 
 FRAMEWORKS = ("Python: the OpenAI Agents SDK, pydantic-ai, LangChain/LangGraph, google-genai, the Anthropic "
-              "tool runner, the mcp client over stdio; Node: npm openai runTools, @modelcontextprotocol/sdk over stdio")
+              "tool runner, the mcp client over stdio; Node: npm openai runTools, @modelcontextprotocol/sdk over "
+              "stdio, the Vercel AI SDK, LangChain.js/LangGraph.js, OpenAI Agents JS")
 WAY_FORWARD = ("to fault its tools, give them an HTTP or MCP upstream under `tools:`, declare command-line tools "
-               "with `kind: command`, name a Python function with `kind: function`, or run the agent as a process "
-               "on a framework the gate instruments")
+               "with `kind: command`, name a Python or Node function with `kind: function`, or run the agent as a "
+               "process on a framework the gate instruments")
 
 
 def build_reach(seen: list[dict]) -> Reach:
@@ -89,7 +90,8 @@ def _declared_note(tool, reach: Reach) -> list[str]:
         return []
     failed = next((f for f in reach.failed if f.startswith(seam + ":")), None)
     if failed is not None:
-        return [f"function tool '{tool.name}' not reached: {tool.declared} could not be wrapped ({failed[len(seam) + 2:]})"]
+        return [f"function tool '{tool.name}' not reached: {tool.declared} could not be wrapped "
+                f"({failed[len(seam) + 2:]})"]
     if tool.module:
         return [f"function tool '{tool.name}' not reached: no Node process of the agent loaded {module}, so its "
                 f"export {attr} was never wrapped — check that `module` resolves, from the agent's working "

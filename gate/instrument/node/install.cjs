@@ -34,7 +34,8 @@ function esmFooter(seam, names, typeNames = [], setters = []) {
   const pick = (list) => list.map((n) => `${n}: typeof ${n} === "undefined" ? undefined : ${n}`).join(', ');
   const types = typeNames.length ? `, types: { ${pick(typeNames)} }` : '';
   const set = setters.length ? `, set: { ${setters.map((n) => `${n}: (f) => { ${n} = f; }`).join(', ')} }` : '';
-  return `try { globalThis[Symbol.for("chaos-gate.node")]?.patch("${seam}", { ${pick(names)}${types}${set} }); } catch {}`;
+  const handed = `{ ${pick(names)}${types}${set} }`;
+  return `try { globalThis[Symbol.for("chaos-gate.node")]?.patch("${seam}", ${handed}); } catch {}`;
 }
 
 const TARGETS = [
@@ -211,9 +212,6 @@ function esmEntry() {
 // installed near it, or a declared function whose module is ESM.
 function hookEsm() {
   const Module = require('node:module');
-  // --require runs in every thread, Node's own loader-hooks thread too: hooks registered
-  // there would chain a second copy of ours (one line appended twice)
-  if (!require('node:worker_threads').isMainThread) return;
   const declared = declaredTargets().filter(({ decl }) => decl.esm).map(({ target }) => target);
   const targets = [...TARGETS.map((t) => ({ suffix: t.esm, footer: t.footer })), ...declared];
   if (typeof Module.registerHooks === 'function') {
@@ -224,6 +222,10 @@ function hookEsm() {
   }
   if (typeof Module.register !== 'function') return; // an older Node: CommonJS only
   if (!declared.length && !(esmEntry() && seamPackageInstalled())) return;
+  // --require runs in every thread, Node's own loader-hooks thread too: hooks registered there
+  // would chain a second copy of ours (one line appended twice). Asked here, not first: loading
+  // node:worker_threads costs 2 ms, a tenth of a small agent's start on a recent Node.
+  if (!require('node:worker_threads').isMainThread) return;
   globalThis[KEY].esm = 'register'; // said to tests and to bench/bench_instrument.py
   const { pathToFileURL } = require('node:url');
   Module.register('./loader.mjs', { parentURL: pathToFileURL(__filename), data: { targets } });

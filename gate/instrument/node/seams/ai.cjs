@@ -53,7 +53,9 @@ function patch({ executeToolCall, set }) {
     const name = args?.toolCall?.toolName;
     const tools = args?.tools;
     const tool = tools != null && typeof name === 'string' && Object.hasOwn(tools, name) ? tools[name] : undefined;
-    if (!tool || typeof tool.execute !== 'function' || tool.execute[MARK]) return executeToolCall.call(this, args, ...rest);
+    if (!tool || typeof tool.execute !== 'function' || tool.execute[MARK]) {
+      return executeToolCall.call(this, args, ...rest);
+    }
     const copy = copyWith(tool, 'execute', instrumented(tool.execute, name));
     return executeToolCall.call(this, { ...args, tools: { ...tools, [name]: copy } }, ...rest);
   };
