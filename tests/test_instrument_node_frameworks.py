@@ -131,7 +131,7 @@ def test_in_process_fault_catches_the_bug_and_passes_the_twin(name, variant, tmp
     assert not report["verdict"]["reach"]["failed"]
 
 
-def run_on_proxy(argv: list[str], tmp: Path, instrument: bool = True, faults=(), extra_env=None):
+def run_on_proxy(argv: list[str], tmp: Path, instrument: bool = True, faults=(), extra_env=None, cwd=None):
     """One run of a Node agent against a bare worker proxy with the sim: (process, trace, seams, ledger lines)."""
     from gate.instrument.environment import instrumented, plain
     from proxy_harness import sim_proxy
@@ -141,7 +141,7 @@ def run_on_proxy(argv: list[str], tmp: Path, instrument: bool = True, faults=(),
         p.begin(*faults)
         env = {**os.environ, **p.env, **agent_env(ledger, "bug"), **(extra_env or {})}
         env = instrumented(env) if instrument else plain(env)
-        done = subprocess.run(argv, cwd=node_frameworks(), input=INPUT, env=env, capture_output=True, text=True,
+        done = subprocess.run(argv, cwd=cwd or node_frameworks(), input=INPUT, env=env, capture_output=True, text=True,
                               timeout=120)
         trace = p.end()
         seams = dict(p.hook.app.functions.seams)
@@ -274,3 +274,43 @@ def test_a_commonjs_require_of_the_esm_only_ai_package_is_reached(tmp_path):
     [first, *_] = [e for e in trace if e.kind == "tool"]
     assert (first.tool, first.fault_status, first.extra["framework"]) == ("issue_refund", "fired", "node-ai-sdk")
     assert "node:ai.executeToolCall" in seams
+
+
+@pytest.mark.parametrize("module, source", [
+    ("tools.mjs", "async function local({ order_id }) { return { order_id }; }\nexport { local as issueRefund };\n"),
+    ("tools.mjs", "export default async function issueRefund({ order_id }) { return { order_id }; }\n"),
+    ("tools.cjs", "exports.issueRefund = async ({ order_id }) => ({ order_id });\n"),
+], ids=["esm-alias", "esm-default", "cjs-exports-only"])
+def test_a_declared_function_is_wrapped_however_its_module_exports_it(tmp_path, module, source):
+    (tmp_path / module).write_text(source)
+    export = "default" if "default" in source else "issueRefund"
+    load = (f"import(process.argv[2]).then((m) => m.{export}({{ order_id: '1234' }}))" if module.endswith(".mjs")
+            else "require(process.argv[2]).issueRefund({ order_id: '1234' })")
+    main = tmp_path / "main.cjs"
+    main.write_text(f"{load}.then((v) => console.log(JSON.stringify(v)), (e) => console.log(e.name));\n")
+    env = {"CHAOS_GATE_NODE_FUNCTIONS": json.dumps({"issue_refund": {"module": f"./{module}", "export": export}})}
+    done, trace, seams, _ = run_on_proxy(["node", str(main), str(tmp_path / module)], tmp_path, extra_env=env,
+                                         faults=[{"kind": "error", "tool": "issue_refund"}], cwd=tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, "InjectedToolError"), done.stderr
+    [call] = [e for e in trace if e.kind == "tool"]
+    assert (call.target, call.tool, call.fault_status) == ("issue_refund", "issue_refund", "fired")
+    assert f"function:./{module}:{export}" in seams
+
+
+@pytest.mark.parametrize("build, path, text", [
+    ("esm", "ai/dist/index.js", "export const somethingElse = 1;\n"),
+    ("cjs", "@openai/agents-core/dist/tool.js", "exports.notTool = 1;\n"),
+])
+def test_a_framework_version_without_the_seam_is_reported_and_never_breaks_the_agent(tmp_path, build, path, text):
+    fake = tmp_path / "node_modules" / path
+    fake.parent.mkdir(parents=True)
+    fake.write_text(text)
+    if build == "esm":
+        (tmp_path / "node_modules" / "ai" / "package.json").write_text('{"type": "module", "main": "dist/index.js"}')
+    script = tmp_path / ("main.mjs" if build == "esm" else "main.cjs")
+    script.write_text(("import 'ai';\n" if build == "esm" else f"require('{path.removesuffix('.js')}');\n")
+                      + "process.stdout.write('still running');\n")
+    done, _, seams, _ = run_on_proxy(["node", str(script)], tmp_path, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "still running"), done.stderr
+    seam = {"esm": "ai", "cjs": "openai-agents"}[build]
+    assert "no " in seams[f"node:{seam}:failed"]["error"], seams
