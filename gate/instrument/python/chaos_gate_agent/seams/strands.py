@@ -49,9 +49,9 @@ def patch(module):
             async for event in stream(self, tool_use, invocation_state, **kwargs):
                 yield event
             return
+        name = str(tool_use.get("name") or getattr(self, "tool_name", None) or fn.__name__)
         mine = copy.copy(self)
-        mine._tool_func = wrap_function(fn, str(tool_use.get("name") or getattr(self, "tool_name", None) or fn.__name__),
-                                        SEAM)
+        mine._tool_func = wrap_function(fn, name, SEAM)
         async for event in stream(mine, tool_use, invocation_state, **kwargs):
             yield event
 
