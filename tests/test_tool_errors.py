@@ -48,3 +48,23 @@ def test_every_v8_json_parse_message_is_a_bad_call():
 def test_a_result_that_merely_mentions_json_is_no_error():
     ok = ToolResult("call_1", '{"status": "refunded", "note": "sent as JSON"}')
     assert not is_error(ok) and not bad_call(ok)
+
+
+# A framework that hands the model an exception's bare message (LlamaIndex, Agno: `str(e)`; Strands'
+# error result) says "failed" only by what the message is: each in-process fault's own, and the
+# ways real failures read. A result that merely starts with a number, or talks about time, is not one.
+BARE_FAILURES = ["500: tool failed (injected by chaos-gate)", "the tool call timed out (injected by chaos-gate)",
+                 "the tool's answer was cut off (injected by chaos-gate)", "503 Service Unavailable",
+                 "Request timed out.", "Connection refused", "429: rate limited"]
+NOT_FAILURES = ["404 Main Street is the delivery address", "1234 has been refunded", "Refund issued at 500 dollars",
+                "timed exactly: the order shipped on time"]
+
+
+@pytest.mark.parametrize("content", BARE_FAILURES)
+def test_a_bare_failure_message_is_a_failure(content):
+    assert is_error(ToolResult("call_1", content)) and not bad_call(ToolResult("call_1", content))
+
+
+@pytest.mark.parametrize("content", NOT_FAILURES)
+def test_an_answer_that_starts_with_a_number_or_mentions_time_is_none(content):
+    assert not is_error(ToolResult("call_1", content))

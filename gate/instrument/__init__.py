@@ -5,7 +5,8 @@ tools are reached through the agent's environment alone (DESIGN-reach), never it
 
     environment.py  PYTHONPATH, NODE_OPTIONS and PATH set for the agent's process
     python/         the bootstrap the agent's Python loads first (sitecustomize, the seams)
-    node/           the hook the agent's Node requires first (the npm openai and MCP seams)
+    node/           the hook the agent's Node requires first (its seams, Node `kind: function`)
+    frameworks.py   the table of every seam, for the docs and the reach line
     commands.py     the PATH shims of `kind: command` tools
     calls.py        the proxy's `/fn/` endpoints the seams ask, one exchange per call
     exchange.py     an in-process call as an Exchange, so every fault acts on it as on the wire

@@ -71,6 +71,11 @@ FAILED_WORDS = (
     r"^\s*\w+(Error|Exception)\(",  # a Python exception's repr (the Anthropic tool runner's error content)
     r"^\s*Failed to invoke function\b",  # google-genai automatic function calling
     r"^\s*Error executing tool\b",  # LangGraph ToolNode
+    # a failure's bare message, which LlamaIndex, Agno and Strands hand the model as `str(e)`: a status-led
+    # line ("500: tool failed", "503 Service Unavailable"), a timeout, a lost or refused connection
+    r"^\s*[45]\d\d(?::|\s+(?:Bad Request|Unauthorized|Forbidden|Not Found|Too Many Requests|Internal Server Error|"
+    r"Bad Gateway|Service Unavailable|Gateway Time-?out)\b)", r"^\s*(?:the )?(?:tool call |request |operation |read )?timed out\b",
+    r"^\s*(?:the tool's answer was cut off|the tool's connection was reset|connection (?:reset|refused|aborted))\b",
 )
 WORDS = {"BAD_CALL": BAD_CALL_WORDS, "FAILED": FAILED_WORDS}
 

@@ -20,9 +20,15 @@ from __future__ import annotations
 from gate.config.references import why_unreached
 from gate.report.model import CellReach, Reach
 
-FRAMEWORKS = ("Python: the OpenAI Agents SDK, pydantic-ai, LangChain/LangGraph, google-genai, the Anthropic "
-              "tool runner, the mcp client over stdio; Node: npm openai runTools, @modelcontextprotocol/sdk over "
-              "stdio, the Vercel AI SDK, LangChain.js/LangGraph.js, OpenAI Agents JS")
+def _frameworks() -> str:
+    """Every framework the gate instruments, by language, from the seam table (gate/instrument/frameworks.py)."""
+    from gate.instrument.frameworks import FRAMEWORKS as TABLE
+
+    names = {lang: ", ".join(f.name.replace("`", "") for f in TABLE if f.language == lang) for lang in ("python", "node")}
+    return f"Python: {names['python']}; Node: {names['node']}"
+
+
+FRAMEWORKS = _frameworks()
 WAY_FORWARD = ("to fault its tools, give them an HTTP or MCP upstream under `tools:`, declare command-line tools "
                "with `kind: command`, name a Python or Node function with `kind: function`, or run the agent as a "
                "process on a framework the gate instruments")
