@@ -8,6 +8,7 @@ observation. Calls seen between runs are handed out by `take_stray` as StrayCall
 from __future__ import annotations
 
 import json
+import os
 
 from gate.config.chaos import IN_PROCESS_KINDS
 from gate.config.models import Config
@@ -42,6 +43,10 @@ class ProxyHook:
                 env[name] = f"{self.server.url}/llm/{llm.name}"
         if any(llm.upstream == "sim" for llm in self.config.llm):
             env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # keyless means offline: LiteLLM fetches its cost map
+        # DSPy answers a request it saw before from its disk cache (~/.dspy_cache, keyed without the base
+        # URL), sending nothing: a run would replay another run's (or another config's) answers, and no
+        # LLM fault could fire. A cache directory that cannot be made keeps it to its in-memory cache.
+        env["DSPY_CACHEDIR"] = f"{os.devnull}/chaos-gate-dspy-disk-cache-off"
         for tool in self.config.tools:
             if tool.kind not in IN_PROCESS_KINDS:  # reached inside the agent: a PATH shim, a wrapped function
                 env[tool.env] = f"{self.server.url}/tool/{tool.name}"

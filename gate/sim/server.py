@@ -18,7 +18,7 @@ from gate import dialects
 from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, Turn, stable_id
 from gate.proxy.exchange import RequestInfo, UpstreamResponse, WholeBody
-from gate.sim.script import Script
+from gate.sim.text_protocols import script_for
 
 UNSUPPORTED = "sim: unsupported path"
 
@@ -79,7 +79,7 @@ class SimUpstream:
             return _json(status, error, "sim: unknown thread")
         if operation == "count_tokens":
             return _json(200, dialect.count_tokens(conv))
-        script = Script(self.spec, conv)
+        script = script_for(self.spec, conv)  # the generic Script, unless the agent speaks a text protocol
         turn = script.turn()
         ident = stable_id("", info.path, body.decode("utf-8", "replace"))  # same request, same ids
         self._remember(dialect, conv, turn, ident)

@@ -22,6 +22,8 @@ SEAMS = {  # module the agent imports -> "seam module:patch function", imported 
     "google.adk.tools.function_tool": "google_adk:patch",
     "llama_index.core.tools.function_tool": "llama_index:patch",
     "strands.tools.decorator": "strands:patch",
+    "dspy.adapters.types.tool": "dspy_tools:patch",
+    "smolagents.tools": "smolagents_tools:patch",
 }
 
 
