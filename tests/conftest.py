@@ -67,3 +67,17 @@ def orders():
     yield url
     proc.terminate()
     proc.wait()
+
+
+def one_run(config: Path, out: Path) -> tuple[int, dict, dict, set[str], list[str]]:
+    """The real CLI on a config of one cell and one run: (exit code, the report, that run, the ids of
+    the invariants it breached, the tails of the agent's logs for an assertion's message)."""
+    from gate.cli import main
+
+    code = main(["run", "-c", str(config), "-o", str(out), "--quiet", "--full-report"])
+    report = load_report(out)
+    (cell,) = report["verdict"]["cells"]
+    (run,) = cell["runs"]
+    failed = {c["invariant"] for c in run["checks"] if not c["passed"]}
+    logs = [p.read_text()[-3000:] for p in (out / "logs").glob("*")] if (out / "logs").exists() else []
+    return code, report, run, failed, logs

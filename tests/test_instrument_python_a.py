@@ -29,8 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AGENTS, load_report, write_config
-from gate.cli import main
+from conftest import AGENTS, one_run, write_config
 
 HERE = AGENTS / "inprocess_a"
 INPUT = "Please refund order 1234, it arrived damaged."
@@ -119,14 +118,7 @@ def test_in_process_fault_catches_the_bug_and_passes_the_twin(name, variant, tmp
     case = CASES[name]
     needs(case)
     ledger = tmp_path / "ledger.txt"
-    code = main(["run", "-c", str(config(tmp_path, case, variant, ledger)), "-o", str(tmp_path / "out"),
-                 "--quiet", "--full-report"])
-    report = load_report(tmp_path / "out")
-    (cell,) = report["verdict"]["cells"]
-    (run,) = cell["runs"]
-    logs = [p.read_text()[-3000:] for p in (tmp_path / "out" / "logs").glob("*")] \
-        if (tmp_path / "out" / "logs").exists() else []
-    failed = {c["invariant"] for c in run["checks"] if not c["passed"]}
+    code, report, run, failed, logs = one_run(config(tmp_path, case, variant, ledger), tmp_path / "out")
     if variant == "bug":
         assert (code, failed) == (1, {case.breach}), (run["reason"], run["checks"], run.get("output"), logs)
     else:

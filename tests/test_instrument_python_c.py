@@ -31,9 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AGENTS, load_report, write_config
+from conftest import AGENTS, one_run, write_config
 from framework_envs import python_for
-from gate.cli import main
 
 HERE = AGENTS / "inprocess_c"
 INPUT = "Please refund order 1234, it arrived damaged."
@@ -109,14 +108,7 @@ def config(tmp: Path, case: Case, variant: str, ledger: Path) -> Path:
 def test_in_process_fault_catches_the_bug_and_passes_the_twin(name, variant, tmp_path):
     case = CASES[name]
     ledger = tmp_path / "ledger.txt"
-    code = main(["run", "-c", str(config(tmp_path, case, variant, ledger)), "-o", str(tmp_path / "out"),
-                 "--quiet", "--full-report"])
-    report = load_report(tmp_path / "out")
-    (cell,) = report["verdict"]["cells"]
-    (run,) = cell["runs"]
-    logs = [p.read_text()[-3000:] for p in (tmp_path / "out" / "logs").glob("*")] \
-        if (tmp_path / "out" / "logs").exists() else []
-    failed = {c["invariant"] for c in run["checks"] if not c["passed"]}
+    code, report, run, failed, logs = one_run(config(tmp_path, case, variant, ledger), tmp_path / "out")
     expected = (1, {case.breach}) if variant == "bug" else (0, set())
     assert (code, failed) == expected, (run["reason"], run["checks"], run.get("output"), logs)
     assert refunds(ledger) == case.refunds[variant == "sound"], (run["output"], run["trace"])
