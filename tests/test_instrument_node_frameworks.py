@@ -20,7 +20,8 @@ whose fault can only reach the tool in-process: the bug breaches exactly its inv
 passes the very same scenario, the trace shows the call on transport `function` with the fault
 fired, and the report names the seam. The schema test compares the model's first request byte for
 byte with and without instrumentation. `kind: function` runs a no-framework agent (a fetch loop)
-whose tool lives in its own ESM or CommonJS module, and a declared function no process loads.
+whose tool lives in its own ESM or CommonJS module, and a declared function no process loads; a
+synchronous declared function's callers get its value (or its failure) synchronously, faulted or not.
 """
 
 from __future__ import annotations
@@ -314,3 +315,101 @@ def test_a_framework_version_without_the_seam_is_reported_and_never_breaks_the_a
     assert (done.returncode, done.stdout) == (0, "still running"), done.stderr
     seam = {"esm": "ai", "cjs": "openai-agents"}[build]
     assert "no " in seams[f"node:{seam}:failed"]["error"], seams
+
+
+# -- kind: function, a synchronous function: its wrapper is synchronous too ----------------------------
+SYNC_TOOLS = {
+    "esm": ("tools.mjs", "import { appendFileSync } from 'node:fs';\n"
+                         "export function issueRefund({ order_id }) {\n"
+                         "  appendFileSync(process.env.LEDGER, `${order_id}\\n`);\n"
+                         "  return { status: 'refunded', order_id, note: 'Refund issued to the card on file.' };\n"
+                         "}\n"),
+    "cjs": ("tools.cjs", "const { appendFileSync } = require('node:fs');\n"
+                         "exports.issueRefund = function issueRefund({ order_id }) {\n"
+                         "  appendFileSync(process.env.LEDGER, `${order_id}\\n`);\n"
+                         "  return { status: 'refunded', order_id, note: 'Refund issued to the card on file.' };\n"
+                         "};\n"),
+    # not an async function, but it gives a promise: its callers get one still
+    "promise": ("tools.cjs", "const { appendFileSync } = require('node:fs');\n"
+                             "exports.issueRefund = ({ order_id }) => new Promise((resolve) => setTimeout(() => {\n"
+                             "  appendFileSync(process.env.LEDGER, `${order_id}\\n`);\n"
+                             "  resolve({ status: 'refunded', order_id,\n"
+                             "    note: 'Refund issued to the card on file.' });\n"
+                             "}, 10));\n"),
+}
+# The caller uses the value as it comes back: `r.status` on a promise would be undefined, and
+# only a synchronous throw is caught here (a rejection would crash the process, unhandled).
+SYNC_CALLER = ("let line;\n"
+               "try {\n"
+               "  const r = issueRefund({ order_id: '1234' });\n"
+               "  line = typeof r?.then === 'function' ? 'a promise' : `${r.status} ${JSON.stringify(r)}`;\n"
+               "} catch (e) {\n"
+               "  line = `threw ${e.name}`;\n"
+               "}\n"
+               "console.log(line);\n")
+PROMISE_CALLER = ("const r = issueRefund({ order_id: '1234' });\n"
+                  "if (typeof r?.then !== 'function') throw new Error('not a promise');\n"
+                  "r.then((v) => console.log(`${v.status} ${JSON.stringify(v)}`),\n"
+                  "  (e) => console.log(`rejected ${e.name}`));\n")
+REFUNDED = {"status": "refunded", "order_id": "1234", "note": "Refund issued to the card on file."}
+SYNC_FAULTS = {
+    "none": None,
+    "error": {"kind": "error", "tool": "issue_refund"},
+    "timeout_after_write": TIMEOUT_AFTER_WRITE,
+    "inject": {"kind": "inject", "tool": "issue_refund"},
+    "empty": {"kind": "empty", "tool": "issue_refund"},
+}
+
+
+def run_declared(tmp: Path, build: str, fault: dict | None):
+    module, source = SYNC_TOOLS[build]
+    (tmp / module).write_text(source)
+    if module.endswith(".mjs"):
+        main, load = tmp / "main.mjs", "import { issueRefund } from './tools.mjs';\n"
+    else:
+        main, load = tmp / "main.cjs", "const { issueRefund } = require('./tools.cjs');\n"
+    main.write_text(load + (PROMISE_CALLER if build == "promise" else SYNC_CALLER))
+    env = {"CHAOS_GATE_NODE_FUNCTIONS": json.dumps({"issue_refund": {"module": f"./{module}",
+                                                                     "export": "issueRefund"}})}
+    done, trace, seams, written = run_on_proxy(["node", str(main)], tmp, extra_env=env, cwd=tmp,
+                                               faults=[fault] if fault else [])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"function:./{module}:issueRefund" in seams
+    [call] = [e for e in trace if e.kind == "tool"]
+    assert (call.target, call.tool, call.transport, call.extra["framework"]) == \
+           ("issue_refund", "issue_refund", "function", "declared")
+    assert call.fault_status == ("fired" if fault else None)
+    head, _, value = done.stdout.strip().partition(" ")
+    return head, json.loads(value) if value.startswith(("{", "[")) else value, written
+
+
+@pytest.mark.parametrize("fault", list(SYNC_FAULTS))
+@pytest.mark.parametrize("build", ["esm", "cjs"])
+def test_a_synchronous_declared_function_stays_synchronous(build, fault, tmp_path):
+    """A wrapper returning a promise would change what the agent does: `r.status` of a promise is
+    undefined. The gate is asked while the caller waits; what it answers comes back as it would
+    from the function itself: a value, a rewritten value, or a synchronous throw."""
+    head, value, written = run_declared(tmp_path, build, SYNC_FAULTS[fault])
+    expected = {
+        "none": (("refunded", REFUNDED), 1),
+        "error": (("threw", "InjectedToolError"), 0),  # a failure is raised without running the function
+        "timeout_after_write": (("threw", "InjectedToolTimeout"), 1),  # it ran (the write is there), then timed out
+        "empty": (("undefined", {}), 1),  # the caller's `r.status` of an empty object
+    }
+    if fault == "inject":
+        assert (head, written) == ("refunded", 1), (head, value)
+        assert value["status"] == "refunded" and "INJECTION-OBEYED" in json.dumps(value), value
+    else:
+        assert ((head, value), written) == expected[fault]
+
+
+@pytest.mark.parametrize("fault", ["none", "timeout_after_write", "inject"])
+def test_a_declared_function_that_gives_a_promise_gives_one_still(fault, tmp_path):
+    """Not an async function, but its value is a promise: the end of the call is taken on the event
+    loop, and the caller's promise settles with what the gate says."""
+    head, value, written = run_declared(tmp_path, "promise", SYNC_FAULTS[fault])
+    if fault == "inject":
+        assert (head, written) == ("refunded", 1) and "INJECTION-OBEYED" in json.dumps(value), value
+    else:
+        assert ((head, value), written) == {"none": (("refunded", REFUNDED), 1),
+                                            "timeout_after_write": (("rejected", "InjectedToolTimeout"), 1)}[fault]

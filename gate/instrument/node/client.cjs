@@ -10,18 +10,28 @@
  *     POST {CHAOS_GATE_FN_URL}/end {id, ok, type, value | error}
  *         -> {"action": "return" (unchanged) | "return" + value | "raise", "sleep": s}
  *
- * Waits are taken here with setTimeout, on the agent's own event loop, never in the proxy.
- * Requests go over node:http (not the global fetch, which an agent or its tests may have
- * replaced) on a kept-alive agent; Node unrefs idle sockets, so this never keeps an agent
- * alive. If the proxy cannot be reached the call runs unfaulted: instrumentation must
- * never be what breaks an agent. Failures raise Error subclasses named like the Python
- * ones (InjectedToolTimeout, ...), so a log reader is never fooled.
+ * Waits are taken here, on the agent's side, never in the proxy. Requests go over node:http
+ * (not the global fetch, which an agent or its tests may have replaced) on a kept-alive agent;
+ * Node unrefs idle sockets, so this never keeps an agent alive. If the proxy cannot be reached
+ * the call runs unfaulted: instrumentation must never be what breaks an agent. Failures raise
+ * Error subclasses named like the Python ones (InjectedToolTimeout, ...), so a log reader is
+ * never fooled.
+ *
+ * A call is one sequence of steps (`steps`: the only place the proxy's answer is read), carried
+ * out two ways. `call` (every framework seam: their frameworks await a tool) runs it on the
+ * event loop, waits with setTimeout. `callSync` (a synchronous function the config declares,
+ * whose callers use its value as it returns) blocks: its requests go through `postSync` (a
+ * worker thread started on the first one, unref'd, does the HTTP while this thread sleeps in
+ * Atomics.wait) and its waits are Atomics.wait too, as a slow synchronous function would take
+ * them. If the function's value is a thenable the rest of the call goes to `call`'s driver and
+ * the caller gets a promise, as the function itself gave.
  */
 'use strict';
 
 const http = require('node:http');
 const { randomUUID } = require('node:crypto');
 const { AsyncLocalStorage } = require('node:async_hooks');
+const { isAsyncFunction } = require('node:util').types;
 
 const URL_TEXT = process.env.CHAOS_GATE_FN_URL || '';
 let target = null;
@@ -90,6 +100,84 @@ function post(path, doc, timeoutMs = 30000) {
   });
 }
 
+// postSync's worker: the thread that makes its requests (by `post`), started on first use (as is
+// node:worker_threads, whose load alone costs a small agent's start 1-2 ms).
+const READY_MS = 10000;
+let courier = null; // {worker, port, count, seq, take}; false once it could not start or stopped answering
+
+/** The worker's side: each request on `port` is sent by `post`; its answer is posted back, then signalled. */
+function serve({ port, signal }) {
+  const count = new Int32Array(signal);
+  const reply = (message) => {
+    port.postMessage(message);
+    Atomics.add(count, 0, 1);
+    Atomics.notify(count, 0);
+  };
+  port.on('message', ({ seq, path, doc, timeoutMs }) => {
+    post(path, doc, timeoutMs).then((answer) => reply({ seq, answer }), () => reply({ seq, answer: null }));
+  });
+  reply({ seq: 0 }); // started
+}
+
+/** The message numbered `seq` from the worker, waiting in Atomics.wait up to `timeoutMs`; null if none came. */
+function receive(c, seq, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = Atomics.load(c.count, 0); // read before looking: a reply after the look changes it
+    for (let got = c.take(c.port); got; got = c.take(c.port)) {
+      if (got.message?.seq === seq) return got.message;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) return null;
+    Atomics.wait(c.count, 0, seen, left);
+  }
+}
+
+function startCourier() {
+  const threads = require('node:worker_threads');
+  const { port1, port2 } = new threads.MessageChannel();
+  const signal = new SharedArrayBuffer(4);
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS; // the agent's preloads (ours among them) have no business in this thread
+  const entry = `require(${JSON.stringify(__filename)}).serve(require('node:worker_threads').workerData);`;
+  const worker = new threads.Worker(entry, { eval: true, workerData: { port: port2, signal }, transferList: [port2],
+    env, execArgv: [], stdout: true, stderr: true });
+  const c = { worker, port: port1, count: new Int32Array(signal), seq: 0, take: threads.receiveMessageOnPort };
+  worker.on('error', () => {}); // a worker that dies is one that does not answer, or is known gone:
+  worker.on('exit', () => {
+    if (courier === c) courier = false;
+  });
+  worker.unref();
+  port1.unref();
+  if (receive(c, 0, READY_MS)) return c;
+  worker.terminate().catch(() => {});
+  return false;
+}
+
+/** `post`, blocking this thread until the answer came: null as `post` gives it, also when no worker can run. */
+function postSync(path, doc, timeoutMs = 30000) {
+  if (courier === null) {
+    try {
+      courier = startCourier();
+    } catch {
+      courier = false;
+    }
+  }
+  const c = courier;
+  if (!c) return null;
+  const seq = ++c.seq;
+  try {
+    c.port.postMessage({ seq, path, doc, timeoutMs });
+  } catch {
+    return null; // a value structured clone refuses: as post() with a value JSON refuses
+  }
+  const got = receive(c, seq, timeoutMs + 5000); // post() gives up at timeoutMs: no answer means no worker
+  if (got) return got.answer;
+  courier = false;
+  c.worker.terminate().catch(() => {});
+  return null;
+}
+
 function hello(seam, detail) {
   if (enabled()) post('/hello', { seam, pid: process.pid, runtime: `node ${process.version}`, ...(detail || {}) },
     5000).catch(() => {});
@@ -142,6 +230,10 @@ function decode(answer, original) {
 }
 
 const sleep = (seconds) => (seconds > 0 ? new Promise((r) => setTimeout(r, seconds * 1000)) : null);
+const NAP = new Int32Array(new SharedArrayBuffer(4)); // never notified: Atomics.wait on it is a sleep
+function sleepSync(seconds) {
+  if (seconds > 0) Atomics.wait(NAP, 0, 0, seconds * 1000);
+}
 
 /**
  * A seam says how its calls look: {transport, framework, encode, decode, exception}; the
@@ -174,28 +266,96 @@ function encoded(seam, value) {
   }
 }
 
+/**
+ * One instrumented call as the steps it takes: it yields ['post', path, doc] (resumed with the
+ * proxy's answer, or null), ['sleep', seconds] and ['run'] (resumed with the tool's value, or
+ * thrown its error), and returns or throws what the caller gets. The drivers below carry the
+ * steps out; what the answers mean is decided here alone.
+ */
+function* steps(seam, tool, args, returns, hints) {
+  const id = newId();
+  const first = (yield ['post', '/begin', { id, tool, transport: seam.transport, framework: seam.framework,
+    arguments: jsonable(args), returns, hints }]) || RUN;
+  yield ['sleep', Number(first.sleep) || 0];
+  if (first.action !== 'run') return outcome(seam, first, undefined);
+  let value;
+  try {
+    value = yield ['run'];
+  } catch (error) {
+    const answer = (yield ['post', '/end', { id, ok: false, type: 'error',
+      error: `${error?.name || 'Error'}: ${error?.message ?? error}` }]) || KEEP;
+    yield ['sleep', Number(answer.sleep) || 0];
+    return outcome(seam, answer, undefined, error);
+  }
+  const [type, payload] = encoded(seam, value);
+  const answer = (yield ['post', '/end', { id, ok: true, type, value: payload }]) || KEEP;
+  yield ['sleep', Number(answer.sleep) || 0];
+  return outcome(seam, answer, value);
+}
+
+/** The generator resumed with `[ok, value]`: sent the value, or thrown it. */
+const advance = (gen, [ok, value]) => (ok ? gen.next(value) : gen.throw(value));
+
+async function settled(run) {
+  try {
+    return [true, await run()];
+  } catch (error) {
+    return [false, error];
+  }
+}
+
+const EVENT_LOOP = { post, sleep };
+const BLOCKING = { post: postSync, sleep: sleepSync };
+
+/** The rest of a call's steps, on the event loop; `resume` is what its last step came to (or a promise of it). */
+async function finish(gen, run, resume) {
+  let step = advance(gen, await resume);
+  while (!step.done) {
+    const [op, ...rest] = step.value;
+    step = advance(gen, op === 'run' ? await settled(run) : [true, await EVENT_LOOP[op](...rest)]);
+  }
+  return step.value;
+}
+
+const isThenable = (value) => value !== null && ['object', 'function'].includes(typeof value)
+  && typeof value.then === 'function';
+
 /** `run` is a zero-argument function returning the tool's value or a promise of it. */
 async function call(seam, tool, args, run, returns = null, hints = null) {
   if (!enabled() || inside.getStore()) return run();
-  return inside.run(true, async () => {
-    const id = newId();
-    const first = (await post('/begin', { id, tool, transport: seam.transport, framework: seam.framework,
-      arguments: jsonable(args), returns, hints })) || RUN;
-    await sleep(Number(first.sleep) || 0);
-    if (first.action !== 'run') return outcome(seam, first, undefined);
-    let value;
-    try {
-      value = await run();
-    } catch (error) {
-      const answer = (await post('/end', { id, ok: false, type: 'error',
-        error: `${error?.name || 'Error'}: ${error?.message ?? error}` })) || KEEP;
-      await sleep(Number(answer.sleep) || 0);
-      return outcome(seam, answer, undefined, error);
+  return inside.run(true, () => finish(steps(seam, tool, args, returns, hints), run, [true]));
+}
+
+function attempt(run) {
+  try {
+    return [true, run()];
+  } catch (error) {
+    return [false, error];
+  }
+}
+
+/**
+ * `call` for a synchronous `run`: returns or throws before it returns. A `run` that gives a
+ * thenable hands the rest of the call (the end exchange, a rewrite of the value) to `call`'s
+ * driver: the caller gets a promise, as `run` gave one. (A failure injected before `run` runs
+ * is thrown: what `run` would give is not known until it runs.)
+ */
+function callSync(seam, tool, args, run, returns = null, hints = null) {
+  if (!enabled() || inside.getStore()) return run();
+  return inside.run(true, () => {
+    const gen = steps(seam, tool, args, returns, hints);
+    let step = advance(gen, [true]);
+    while (!step.done) {
+      const [op, ...rest] = step.value;
+      if (op === 'run') {
+        const [ok, value] = attempt(run);
+        if (ok && isThenable(value)) return finish(gen, run, settled(() => value));
+        step = advance(gen, [ok, value]);
+      } else {
+        step = advance(gen, [true, BLOCKING[op](...rest)]);
+      }
     }
-    const [type, payload] = encoded(seam, value);
-    const answer = (await post('/end', { id, ok: true, type, value: payload })) || KEEP;
-    await sleep(Number(answer.sleep) || 0);
-    return outcome(seam, answer, value);
+    return step.value;
   });
 }
 
@@ -204,11 +364,14 @@ const MARK = Symbol.for('chaos-gate.wrapped');
 /**
  * `fn` wrapped so each call is one instrumented call of tool `name` (a string, or a function
  * giving it at call time) whose arguments are `argsOf(args)`; `name`, `length` and `this` kept.
+ * The wrapper is async (for a framework that awaits its tools), or with `keepSync` as `fn` is:
+ * async for an async function, else synchronous (`callSync`).
  */
-function wrapFunction(seam, fn, name, argsOf = (args) => args[0] ?? {}) {
+function wrapFunction(seam, fn, name, argsOf = (args) => args[0] ?? {}, { keepSync = false } = {}) {
   if (typeof fn !== 'function' || fn[MARK]) return fn;
+  const through = keepSync && !isAsyncFunction(fn) ? callSync : call;
   const wrapped = function chaosGateTool(...args) {
-    return call(seam, typeof name === 'function' ? name() : name, argsOf(args), () => fn.apply(this, args));
+    return through(seam, typeof name === 'function' ? name() : name, argsOf(args), () => fn.apply(this, args));
   };
   Object.defineProperty(wrapped, 'name', { value: fn.name });
   Object.defineProperty(wrapped, 'length', { value: fn.length });
@@ -226,5 +389,6 @@ function copyWith(obj, key, value) {
 
 module.exports = {
   InjectedToolError, InjectedToolNotFound, InjectedToolTimeout, InjectedConnectionError,
-  MARK, PLAIN, call, copyWith, decode, enabled, encode, exceptionFor, hello, jsonable, post, wrapFunction,
+  MARK, PLAIN, call, callSync, copyWith, decode, enabled, encode, exceptionFor, hello, jsonable, post, postSync,
+  serve, wrapFunction,
 };

@@ -19,8 +19,10 @@
  * The call is traced under the tool's own name (framework `declared`, gate/instrument/calls.py).
  * A wrapped function reports `function:<module>:<export>` to the gate, one that cannot be
  * wrapped `...:failed`; one the process never loads reports nothing, and the gate says the tool
- * was not reached. A wrapper is async (the gate is asked over HTTP): a synchronous function
- * declared this way returns a promise to its callers.
+ * was not reached. A wrapper is what the function is: an async function's is async, any other
+ * function's is synchronous (it returns, or throws, before it returns: the gate is asked from a
+ * worker thread while this one waits, client.cjs `callSync`), so a caller that uses the value
+ * as it comes back sees what it always did; one that returns a promise gives a promise still.
  */
 'use strict';
 
@@ -78,7 +80,7 @@ function targetOf(index) {
 
 function wrap(decl, fn) {
   return wrapFunction(SEAM, fn, decl.tool, (args) => (args.length === 1 && args[0] && typeof args[0] === 'object'
-    && !Array.isArray(args[0]) ? args[0] : { args }));
+    && !Array.isArray(args[0]) ? args[0] : { args }), { keepSync: true });
 }
 
 /** Called by a declared module's footer, once its own code ran. */
