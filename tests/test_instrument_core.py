@@ -395,6 +395,7 @@ def test_the_base_url_names_other_libraries_read_point_at_the_proxy_too():
         assert p.env["OPENAI_API_BASE"] == p.env["OPENAI_BASE_URL"]
         assert p.env["ANTHROPIC_API_BASE"] == p.env["ANTHROPIC_BASE_URL"]
         assert p.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+        assert (p.env["CREWAI_DISABLE_TELEMETRY"], p.env["AGNO_TELEMETRY"]) == ("true", "false")  # no phone-home
         p.begin()
         reply = httpx.post(p.env["OPENAI_API_BASE"] + "/chat/completions", timeout=10, json={
             "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello"}]})

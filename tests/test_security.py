@@ -169,7 +169,7 @@ def test_no_secret_reaches_the_agent_unless_inherited_and_none_reaches_any_outpu
                "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_SECRET_ACCESS_KEY", "DB_DSN",
                "PLAIN_GREETING", "OPENAI_BASE_URL", "PORT", "MODE",
                # the same proxy URL under the name LiteLLM and LlamaIndex read, and LiteLLM kept offline (sim)
-               "OPENAI_API_BASE", "LITELLM_LOCAL_MODEL_COST_MAP",
+               "OPENAI_API_BASE", "LITELLM_LOCAL_MODEL_COST_MAP", "CREWAI_DISABLE_TELEMETRY", "AGNO_TELEMETRY",
                "DSPY_CACHEDIR",  # DSPy's disk cache off: each LLM call reaches the gate
                # the in-process instrumentation (gate/instrument/environment.py): paths and the worker's proxy
                "CHAOS_GATE_FN_URL", "PYTHONPATH", "NODE_OPTIONS"}

@@ -22,6 +22,14 @@ from gate.report.model import StrayCall
 from gate.proxy.usage import run_usage
 
 
+# Keyless means offline: what the LLM libraries and frameworks would fetch or send at start, kept local.
+OFFLINE_UNDER_SIM = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # LiteLLM (DSPy, ADK's LiteLlm, smolagents' LiteLLMModel): its cost map
+    "CREWAI_DISABLE_TELEMETRY": "true",  # CrewAI: telemetry.crewai.com
+    "AGNO_TELEMETRY": "false",  # Agno: os-api.agno.com
+}
+
+
 class ProxyHook:
     def __init__(self, config: Config, bind: str = "127.0.0.1", advertise: str | None = None,
                  record_dir=None, redact=lambda s: s, worker: int = 0):
@@ -42,7 +50,7 @@ class ProxyHook:
             for name in llm.env_vars:
                 env[name] = f"{self.server.url}/llm/{llm.name}"
         if any(llm.upstream == "sim" for llm in self.config.llm):
-            env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # keyless means offline: LiteLLM fetches its cost map
+            env.update(OFFLINE_UNDER_SIM)
         # DSPy answers a request it saw before from its disk cache (~/.dspy_cache, keyed without the base
         # URL), sending nothing: a run would replay another run's (or another config's) answers, and no
         # LLM fault could fire. A cache directory that cannot be made keeps it to its in-memory cache.
