@@ -1,10 +1,11 @@
-"""In-process tool seams on the two text-protocol frameworks: DSPy's ReAct and smolagents.
+"""In-process tool seams on the two text-protocol frameworks: DSPy's ReAct and smolagents (both agents).
 
 Each agent under tests/agents/inprocess_d/ is written the way its framework's quick-start
 writes one, with one tool `issue_refund(order_id)` that appends to a ledger file (the write
 is counted there, outside the gate), a planted bug (VARIANT=bug) and its sound twin
 (VARIANT=sound). Both frameworks talk to the model in text rather than native tool
-calls (DSPy's `[[ ## field ## ]]` adapter format, smolagents' results as user messages),
+calls (DSPy's `[[ ## field ## ]]` adapter format, smolagents' results as user messages,
+its CodeAgent's Python),
 so these runs also prove the sim speaks them under the *usual* rule: call the tool, then
 answer (gate/sim/text_protocols.py; its pure unit tests are tests/test_sim_text_protocols.py).
 
@@ -46,8 +47,12 @@ CASES = {
     # smolagents tells the model "Now let's retry"; the model retries a refund that was written
     "smolagents-toolcalling": Case("smolagents_refund.py", (), TIMEOUT_AFTER_WRITE, "retry", "refund-once",
                                    "smolagents.Tool.__call__", "functions", (2, 1)),
+    # the same as a CodeAgent: the model's code calls the tool, the executor's error is the model's to retry
+    "smolagents-code": Case("smolagents_refund.py", (), TIMEOUT_AFTER_WRITE, "retry", "refund-once",
+                            "smolagents.Tool.__call__", "functions", (2, 1)),
 }
-FRAMEWORK = {"dspy-react": "dspy", "smolagents-toolcalling": "smolagents"}
+FRAMEWORK = {"dspy-react": "dspy", "smolagents-toolcalling": "smolagents", "smolagents-code": "smolagents"}
+EXTRA_ENV = {"smolagents-code": {"AGENT": "code"}}
 
 
 def config(tmp: Path, name: str, variant: str, ledger: Path) -> Path:
@@ -55,6 +60,7 @@ def config(tmp: Path, name: str, variant: str, ledger: Path) -> Path:
     case = CASES[name]
     doc = json.loads(part_a.config(tmp, replace(case, agent=str(HERE / case.agent)), variant, ledger).read_text())
     doc["agent"]["invoke"]["command"]["command"][0] = python_for(FRAMEWORK[name])
+    doc["agent"]["invoke"]["command"]["env"].update(EXTRA_ENV.get(name, {}))
     doc["agent"]["timeout"] = 90
     return write_config(tmp, json.dumps(doc, indent=1))
 
@@ -97,7 +103,7 @@ def run_on_proxy(name: str, tmp: Path, instrument: bool):
     case = CASES[name]
     with sim_proxy(sim=sim(case.on_error)) as p:
         p.begin()
-        env = {**os.environ, **p.env, **agent_env(tmp / f"ledger-{instrument}.txt", "bug")}
+        env = {**os.environ, **p.env, **agent_env(tmp / f"ledger-{instrument}.txt", "bug"), **EXTRA_ENV.get(name, {})}
         env = instrumented(env) if instrument else plain(env)
         done = subprocess.run([python_for(FRAMEWORK[name]), str(HERE / case.agent)], input=INPUT, env=env,
                               capture_output=True, text=True, timeout=120)
@@ -117,8 +123,11 @@ def test_tool_schema_the_model_sees_is_unchanged(name, tmp_path):
     # tool's name, description and argument schema, is the same bytes
     assert plain_calls == [] and [(c.target, c.tool) for c in calls] == [("functions", "issue_refund")]
     request = json.loads(body)
-    if "tools" in request:  # smolagents: native tools (and its own final_answer)
+    system = json.dumps(request["messages"][0]["content"])
+    if "tools" in request:  # smolagents' ToolCallingAgent: native tools (and its own final_answer)
         assert [t["function"]["name"] for t in request["tools"]] == ["issue_refund", "final_answer"]
-    else:  # DSPy: the tools are described in the prompt
-        assert "(1) issue_refund, whose description is" in request["messages"][0]["content"]
+    elif name.startswith("dspy"):  # DSPy: the tools are described in the prompt
+        assert "(1) issue_refund, whose description is" in system
+    else:  # smolagents' CodeAgent: as Python signatures in the prompt
+        assert "def issue_refund(order_id: string) -> object:" in system
     assert body == plain_body

@@ -1,13 +1,13 @@
 """The sim on text-protocol agents (gate/sim/text_protocols.py), pure: a Conversation in, the reply out.
 
 The requests below are written the way the frameworks write them (captured from DSPy 3.4's
-ChatAdapter / JSONAdapter under dspy.ReAct, and smolagents 1.26's ToolCallingAgent on
-OpenAIServerModel); the end-to-end runs on the real frameworks are
+ChatAdapter / JSONAdapter under dspy.ReAct, and smolagents 1.26's ToolCallingAgent and
+CodeAgent on OpenAIServerModel); the end-to-end runs on the real frameworks are
 tests/test_instrument_python_d.py. Each test gives the *usual* rule (call issue_refund,
 then answer) and checks the reply is what that framework parses as the rule's next step:
 DSPy's fields (`next_tool_name` + `next_tool_args`, `finish`, then the extract step's
 outputs), a smolagents observation read as the call's result and the answer sent as its
-`final_answer` call. A request in neither form is the generic Script's, unchanged.
+`final_answer` call (a CodeAgent's: both as code). A request in neither form is the generic Script's, unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec
 from gate.sim.script import Script
-from gate.sim.text_protocols import DspyScript, FinalAnswerScript, script_for
+from gate.sim.text_protocols import CodeScript, DspyScript, FinalAnswerScript, script_for
 
 ASK = "Please refund order 1234, it arrived damaged."
 REFUND_TOOL = ("(1) issue_refund, whose description is <desc>Refund an order.</desc>. "
@@ -165,6 +165,40 @@ def test_a_failed_step_merged_into_the_task_is_read_back_as_its_call_and_an_erro
     apology = script_for(spec(), merged).turn()
     assert apology.tool_calls[0].name == "final_answer"
     assert apology.tool_calls[0].parsed()["answer"].startswith("Sorry: Error executing tool 'issue_refund'")
+
+
+CODE_SYSTEM = ("You are an expert assistant who can solve any task using code blobs.\nyou only have access to "
+               "these tools, behaving like regular python functions:\n<code>\n"
+               "def issue_refund(order_id: string) -> object:\n"
+               '    """Refund an order."""\n\n'
+               'def final_answer(answer: any) -> any:\n    """Provides a final answer."""\n\n</code>')
+
+
+def code_conv(*messages: Message) -> Conversation:
+    return Conversation(messages=[Message("user", f"New task:\n{ASK}"), *messages], system=CODE_SYSTEM)
+
+
+def code_step(code: str) -> Message:
+    """The model's code step as smolagents sends it back: its text, and the interpreter call merged in."""
+    called = [{"id": "call_7", "type": "function", "function": {"name": "python_interpreter", "arguments": code}}]
+    text = f"Thought: I will call issue_refund.\n<code>\n{code}\n</code>"
+    return Message("assistant", f"{text}\nCalling tools:\n{called}")
+
+
+def test_code_agent_gets_the_rules_call_as_code_and_its_printed_result_advances_the_rule():
+    script = script_for(spec(), code_conv())
+    assert isinstance(script, CodeScript)
+    first = script.turn().text
+    assert first.endswith("</code>") and "result_0 = issue_refund(order_id='1234')\nprint(result_0)" in first
+    code = first.split("<code>\n", 1)[1].rsplit("\n</code>", 1)[0]
+    seen = Message("user", f"Observation:\nExecution logs:\n{REFUNDED}\nLast output from code snippet:\nNone")
+    final = script_for(spec(), code_conv(code_step(code), seen)).turn().text
+    assert "final_answer('Your refund for order 1234 has been issued.')" in final
+    failed = Message("user", "Call id: call_7\nError:\nCode execution failed at line 'result_0 = issue_refund("
+                             "order_id='1234')' due to: InjectedToolTimeout: the tool call timed out\nNow let's retry")
+    assert "issue_refund(order_id='1234')" in script_for(spec("retry"), code_conv(code_step(code), failed)).turn().text
+    apology = script_for(spec(), code_conv(code_step(code), failed)).turn().text
+    assert "final_answer(" in apology and "Sorry: Code execution failed" in apology
 
 
 def test_native_requests_are_the_generic_scripts_unchanged():

@@ -1,8 +1,8 @@
 """The sim on agents whose tool protocol is text: DSPy's adapters, and tool results sent back as user messages.
 
 Most frameworks hand the model native tools and send results back as tool messages, which
-every dialect decodes into the neutral Conversation; the generic Script reads that. Two
-common kinds do not, and with the usual rule ("call T, then answer") a model that only
+every dialect decodes into the neutral Conversation; the generic Script reads that. Three
+common ones do not, and with the usual rule ("call T, then answer") a model that only
 read native fields would fail them (DSPy: `AdapterParseError`) or loop (smolagents):
 
 - DSPy (`dspy.ReAct`, `Predict`, `ChainOfThought`) asks for *fields* in its own text
@@ -16,13 +16,18 @@ read native fields would fail them (DSPy: `AdapterParseError`) or loop (smolagen
   text ("Calling tools:\\n[{'id': .., 'function': {'name': .., 'arguments': {..}}}]") and
   its result as a user message ("Observation:\\n..." or "Call id: ..\\nError:\\n..."); it
   ends a run with a `final_answer` tool call, under `tool_choice: required`.
+- smolagents' CodeAgent lists its tools as Python signatures in the prompt and wants a
+  "Thought: .. <code>..</code>" block; the code runs as a `python_interpreter` call, what
+  it printed comes back as "Observation:\\nExecution logs:\\n...", and `final_answer(...)`
+  in code ends the run.
 
 So this module translates such a request into the neutral conversation a native agent
 would have sent (the trajectory or the text-borne calls become ToolCalls and ToolResults),
 lets the generic Script decide exactly as it decides for every other framework, and
 writes its turn back in the agent's protocol: a call as `next_tool_name` + `next_tool_args`,
 an answer as `finish` and then the extract step's output fields; a text answer as a
-`final_answer` call where the request offers that tool. A request in neither form is the
+`final_answer` call where the request offers that tool; for a CodeAgent, the calls (their
+results printed) or `final_answer(...)` as code. A request in neither form is the
 generic Script's, untouched.
 """
 
@@ -212,6 +217,12 @@ RESULT = re.compile(r"(?:\A|\n)(?:Call id: ([^\n]*)\n)?(Observation|Error):[ \t]
 # smolagents' error for a tool that raised names the call: the sim reads the call back from it
 NAMED_CALL = re.compile(r"\bError executing tool '([^']+)' with arguments (\{.*?\}): ", re.DOTALL)
 FINAL_ANSWER = "final_answer"
+# CodeAgent: tools listed as Python signatures; the model answers in a <code> block, run as a
+# `python_interpreter` call; what the code printed comes back as "Execution logs:"
+CODE_TOOLS = re.compile(r"behaving like regular python functions:\s*\n<code>\n(.*?)\n</code>", re.DOTALL)
+CODE_DEF = re.compile(r"^def (\w+)\((.*?)\) -> [^\n]*:$", re.MULTILINE)
+LOGS = re.compile(r"\AExecution logs:\n?(.*?)(?:\n?Last output from code snippet:\n(.*))?\Z", re.DOTALL)
+INTERPRETER = "python_interpreter"
 
 
 def _calls_in_text(text: str) -> tuple[str, list[ToolCall]]:
@@ -239,6 +250,9 @@ def _result_in_text(text: str, pending: list[ToolCall], index: int) -> list[Mess
         return None
     failed = found.group(2).lower() == "error"
     content = text[found.end():].strip()
+    logs = LOGS.match(content)  # a CodeAgent's observation: what the code printed, else its last value
+    if logs and not failed:
+        content = logs.group(1).strip() or (logs.group(2) or "").strip()
     out = [Message("user", text[:found.start()].strip())] if text[:found.start()].strip() else []
     calls = pending
     if not calls:
@@ -252,15 +266,19 @@ def _result_in_text(text: str, pending: list[ToolCall], index: int) -> list[Mess
     return out + [Message("tool", tool_results=[ToolResult(call.id, content, call.name, is_error=failed)])]
 
 
-def neutral(conv: Conversation) -> Conversation | None:
+def neutral(conv: Conversation, code_tools: list[ToolSpec] | None = None) -> Conversation | None:
     """`conv` with text-borne tool calls as ToolCalls and the user messages that answer them as
-    ToolResults; None when it has neither (the request is the generic Script's as it is)."""
+    ToolResults; None when it has neither (the request is the generic Script's as it is). With
+    `code_tools` (a CodeAgent's), a `python_interpreter` call is the calls of those tools in its code."""
     out: list[Message] = []
     pending: list[ToolCall] = []
     for message in conv.messages:
         replaced = [message]
         if message.role == "assistant" and not message.tool_calls:
             text, calls = _calls_in_text(message.text)
+            if code_tools is not None:
+                calls = [c for call in calls for c in
+                         (_calls_in_code(call.arguments, code_tools, len(out)) if call.name == INTERPRETER else [call])]
             if calls:
                 replaced = [Message("assistant", text, tool_calls=calls)]
         elif message.role == "user" and not message.tool_results:
@@ -301,12 +319,75 @@ class FinalAnswerScript:
         return turn
 
 
+def code_tools(conv: Conversation) -> list[ToolSpec] | None:
+    """The tools a smolagents CodeAgent lists in its prompt as Python functions (None: not a CodeAgent's)."""
+    found = None if conv.tools else CODE_TOOLS.search(conv.system)
+    if found is None:
+        return None
+    return [ToolSpec(m.group(1), "", {"type": "object", "properties": {
+        p.split(":")[0].strip(): {} for p in m.group(2).split(",") if p.strip()}})
+        for m in CODE_DEF.finditer(found.group(1))]
+
+
+def _calls_in_code(code: str, tools: list[ToolSpec], index: int) -> list[ToolCall]:
+    """The calls of `tools` in a code block, in order, keyword and positional arguments by name."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    params = {t.name: list((t.parameters.get("properties") or {})) for t in tools}
+    found = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    and n.func.id in params and n.func.id != FINAL_ANSWER), key=lambda n: (n.lineno, n.col_offset))
+    calls = []
+    for n, node in enumerate(found):
+        try:
+            args = dict(zip(params[node.func.id], (ast.literal_eval(a) for a in node.args)))
+            args.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+        except ValueError:  # an argument the code computes: the call as the script would not know it
+            args = {}
+        calls.append(ToolCall(f"code_call_{index}_{n}", node.func.id, json.dumps(args)))
+    return calls
+
+
+class CodeScript:
+    """A CodeAgent's request: the generic Script over the neutral conversation, its turn written as code
+    (the calls, their results printed for the next step; an answer as `final_answer(...)`)."""
+
+    def __init__(self, spec: SimConfig, conv: Conversation, tools: list[ToolSpec]):
+        self.conv = conv
+        translated = neutral(conv, tools) or conv
+        self.inner = Script(spec, dataclasses.replace(
+            translated, tools=[t for t in tools if t.name != FINAL_ANSWER], tool_choice="auto"))
+
+    @property
+    def notes(self) -> list[str]:
+        return self.inner.notes
+
+    def turn(self) -> Turn:
+        decided = self.inner.turn()
+        if decided.tool_calls:
+            thought = "I will call " + ", ".join(c.name for c in decided.tool_calls) + "."
+            lines = []
+            for i, call in enumerate(decided.tool_calls):
+                args = call.parsed() if isinstance(call.parsed(), dict) else {}
+                lines += [f"result_{i} = {call.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})",
+                          f"print(result_{i})"]
+        else:
+            thought, lines = "I can answer now.", [f"final_answer({decided.text!r})"]
+        turn = Turn(text=f"Thought: {thought}\n<code>\n" + "\n".join(lines) + "\n</code>")
+        turn.usage = sim_usage(self.conv, turn)
+        return turn
+
+
 def script_for(spec: SimConfig, conv: Conversation):
-    """What answers `conv`: DSPy's fields, the neutral conversation (a `final_answer` tool's call for
-    the answer), or — for every other request — the generic Script on `conv` itself."""
+    """What answers `conv`: DSPy's fields, a CodeAgent's code, the neutral conversation (a `final_answer`
+    tool's call for the answer), or — for every other request — the generic Script on `conv` itself."""
     req = dspy_request(conv)
     if req is not None:
         return DspyScript(spec, conv, req)
+    in_code = code_tools(conv)
+    if in_code is not None:
+        return CodeScript(spec, conv, in_code)
     translated = neutral(conv)
     offers_final = any(t.name == FINAL_ANSWER for t in conv.tools)
     if translated is not None or offers_final:
