@@ -5,9 +5,9 @@ writes one, with one tool `issue_refund(order_id)` that appends to a ledger file
 is counted there, outside the gate), a planted bug (VARIANT=bug) and its sound twin
 (VARIANT=sound). Both frameworks talk to the model in text rather than native tool
 calls (DSPy's `[[ ## field ## ]]` adapter format, smolagents' results as user messages,
-its CodeAgent's Python),
-so these runs also prove the sim speaks them under the *usual* rule: call the tool, then
-answer (gate/sim/text_protocols.py; its pure unit tests are tests/test_sim_text_protocols.py).
+its CodeAgent's Python), so these runs also prove the sim speaks them under the *usual*
+rule: call the tool, then answer (gate/sim/text_protocols.py; its pure unit tests are
+tests/test_sim_text_protocols.py).
 
 The frameworks live in a cached virtualenv of their own (tests/framework_envs.py: they
 would move this environment's pins), so the agent's command runs that interpreter. The
