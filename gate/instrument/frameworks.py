@@ -49,7 +49,7 @@ FRAMEWORKS = (
     Framework("Strands Agents", "python", "strands-agents", "1.62.0", "`DecoratedFunctionTool.stream` (`@tool`)",
               "strands.DecoratedFunctionTool.stream"),
     Framework("Agno", "python", "agno", "3.1.10", "`FunctionCall.execute` / `aexecute`", "agno.FunctionCall.execute"),
-    Framework("smolagents", "python", "smolagents", "1.26.0", "`Tool.__call__` → `forward` (`@tool`, `Tool`)",
+    Framework("smolagents", "python", "smolagents", "1.26.0", "`Tool.__call__` → `forward` (`@tool`, `Tool`; ToolCallingAgent and CodeAgent)",
               "smolagents.Tool.__call__"),
     Framework("npm `openai`", "node", "openai", "7.59.0", "the `function` of each `runTools` tool",
               "node:openai.runTools"),
