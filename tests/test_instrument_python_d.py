@@ -6,7 +6,7 @@ is counted there, outside the gate), a planted bug (VARIANT=bug) and its sound t
 (VARIANT=sound). Both frameworks talk to the model in text rather than native tool
 calls (DSPy's `[[ ## field ## ]]` adapter format, smolagents' results as user messages,
 its CodeAgent's Python), so these runs also prove the sim speaks them under the *usual*
-rule: call the tool, then answer (gate/sim/text_protocols.py; its pure unit tests are
+rule: call the tool, then answer (gate/sim/protocols/; its pure unit tests are
 tests/test_sim_text_protocols.py).
 
 The frameworks live in a cached virtualenv of their own (tests/framework_envs.py: they

@@ -1,4 +1,4 @@
-"""The sim on text-protocol agents (gate/sim/text_protocols.py), pure: a Conversation in, the reply out.
+"""The sim on text-protocol agents (gate/sim/protocols/), pure: a Conversation in, the reply out.
 
 The requests below are written the way the frameworks write them (captured from DSPy 3.4's
 ChatAdapter / JSONAdapter under dspy.ReAct, and smolagents 1.26's ToolCallingAgent and
@@ -18,7 +18,7 @@ import re
 from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec
 from gate.sim.script import Script
-from gate.sim.text_protocols import CodeScript, DspyScript, FinalAnswerScript, script_for
+from gate.sim.protocols import CodeScript, DspyScript, FinalAnswerScript, script_for
 
 ASK = "Please refund order 1234, it arrived damaged."
 REFUND_TOOL = ("(1) issue_refund, whose description is <desc>Refund an order.</desc>. "

@@ -18,7 +18,7 @@ from gate import dialects
 from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, Turn, stable_id
 from gate.proxy.exchange import RequestInfo, UpstreamResponse, WholeBody
-from gate.sim.text_protocols import script_for
+from gate.sim.protocols import script_for
 
 UNSUPPORTED = "sim: unsupported path"
 
