@@ -131,3 +131,20 @@ def test_tool_schema_the_model_sees_is_unchanged(name, tmp_path):
     else:  # smolagents' CodeAgent: as Python signatures in the prompt
         assert "def issue_refund(order_id: string) -> object:" in system
     assert body == plain_body
+
+
+# -- a tool the model called in text, that no seam saw, is "called, not reached" -------------------
+@pytest.mark.parametrize("name", ["dspy-react", "smolagents-toolcalling", "smolagents-code"])
+def test_a_text_protocol_call_no_seam_saw_is_called_not_reached(name, tmp_path):
+    """With the instrumentation off, the tool runs outside every seam; its calls travel as text (DSPy's
+    trajectory, smolagents' "Calling tools:" or code), and the reach line must still name it (promise 4)."""
+    doc = json.loads(config(tmp_path, name, "sound", tmp_path / "ledger.txt").read_text())
+    doc["agent"]["instrument"] = "off"
+    doc["contract"] = {"invariants": [{"id": "answered", "type": "not_empty", "severity": "high"}]}
+    out = tmp_path / "out"
+    code = main(["run", "-c", str(write_config(tmp_path, json.dumps(doc, indent=1))), "-o", str(out), "--quiet"])
+    reach = load_report(out)["verdict"]["reach"]
+    assert (code, reach["called"], reach["in_process"]) == (0, ["issue_refund"], []), reach
+    assert "issue_refund" in reach["offered"]
+    note = next(n for n in reach["notes"] if n.startswith("called, not reached"))
+    assert "issue_refund" in note and "outside every seam" in note

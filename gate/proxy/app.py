@@ -183,6 +183,9 @@ class ProxyApp:
             self.offered.update(name[:200] for name in offered.tool_names(body, info.doc))
             if len(self.model_called) < MAX_OFFERED:
                 self.model_called.update(name[:200] for name in offered.called_names(body, info.doc))
+            in_text, called = offered.text_protocol_tools(body, info.doc, info.provider, info.method, info.path)
+            self.offered.update(name[:200] for name in in_text)
+            self.model_called.update(name[:200] for name in called[:MAX_OFFERED])
         elif info.tool:
             self.offered.add(str(info.tool)[:200])
 

@@ -9,6 +9,10 @@ whose `tool:` glob met none of them is reported with the names the agent did off
 A request also carries the history: the tool calls the model made earlier in the conversation
 (`called_names`), whose results the agent ran and sent back. A name the model called that no
 transport saw a call to ran outside every seam: the reach line says "called, not reached".
+
+Agents whose tool protocol is text (DSPy's fields, smolagents' calls written as text) name
+their tools and calls in the messages, not in native fields: `text_protocol_tools` reads them
+with the sim's own readers (gate/sim/protocols), only for a request that carries their marks.
 """
 
 from __future__ import annotations
@@ -74,3 +78,33 @@ def called_names(body: bytes, doc: Any) -> list[str]:
 def _list(value) -> list:
     return value if isinstance(value, list) else []
 
+
+
+# what DSPy's adapters and smolagents' agents write into the messages (gate/sim/protocols)
+_TEXT_MARKS = (b"Your output fields are:", b"Calling tools:", b"behaving like regular python functions")
+
+
+def text_protocol_tools(body: bytes, doc: Any, provider: str, method: str, path: str) -> tuple[list[str], list[str]]:
+    """(offered, called) of a request whose tools travel as text; ([], []) for any other request."""
+    if not isinstance(doc, dict) or not any(body.find(mark) >= 0 for mark in _TEXT_MARKS):
+        return [], []
+    from gate import dialects
+    from gate.sim.protocols.dspy import FINISH, dspy_conversation, dspy_request
+    from gate.sim.protocols.smolagents import FINAL_ANSWER, code_tools, neutral
+
+    found = dialects.find(provider, method, path)
+    if found is None:
+        return [], []
+    try:
+        conv = found[0].decode(path, doc)
+    except Exception:  # noqa: BLE001 - the agent's bytes: a body the dialect cannot read names no tools
+        return [], []
+    req = dspy_request(conv)
+    if req is not None:
+        translated, tools = dspy_conversation(conv, req), req.tools
+    else:
+        in_code = code_tools(conv)
+        translated, tools = neutral(conv, in_code) or conv, in_code or conv.tools
+    own = {FINISH, FINAL_ANSWER}  # the frameworks' own last steps, not the agent's tools
+    called = [c.name for m in translated.messages for c in m.tool_calls if c.name not in own]
+    return [t.name for t in tools if t.name not in own], called
