@@ -1,6 +1,6 @@
 """Every in-process fault means the same on every new framework seam: one gate run per framework.
 
-The seam tests (parts C and D) each plant one bug and catch it with one fault. This one holds
+The seam tests (parts C and D, and the Node frameworks) each plant one bug and catch it with one fault. This one holds
 the seams to the whole catalog of tool faults on the same sound agents: per framework one run
 of twelve scenarios, each faulting the agent's first `issue_refund` call with one kind, and
 each call's trace must say the fault acted as it does on the wire: `error`, `not_found`,
@@ -13,10 +13,9 @@ agent may rightly fail a fault; what must hold is that the fault reached it, and
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-
 import pytest
 
+import test_instrument_node_frameworks as part_node
 import test_instrument_python_c as part_c
 import test_instrument_python_d as part_d
 from conftest import load_report, write_config
@@ -29,10 +28,15 @@ KINDS = {**UNRUN, **RUN, **VALUE}
 
 
 def matrix_config(tmp, name: str):
+    ledger = tmp / "ledger.txt"
     if name in part_c.CASES:
-        doc = json.loads(part_c.config(tmp, part_c.CASES[name], "sound", tmp / "ledger.txt").read_text())
+        made = part_c.config(tmp, part_c.CASES[name], "sound", ledger)
+    elif name in part_d.CASES:
+        made = part_d.config(tmp, name, "sound", ledger)
     else:
-        doc = json.loads(part_d.config(tmp, name, "sound", tmp / "ledger.txt").read_text())
+        case = part_node.CASES[name]
+        made = part_node.gate_config(tmp, ["node", case.agent], part_node.agent_env(ledger, "sound"), case.fault)
+    doc = json.loads(made.read_text())
     doc["contract"] = {"baseline": False, "invariants": [{"id": "completes", "type": "completes", "severity": "low"}],
                        "scenarios": [{"name": kind, "faults": [{"kind": kind, "tool": "issue_refund", "on_calls": [1],
                                                                 **params}]} for kind, params in KINDS.items()]}
@@ -41,7 +45,7 @@ def matrix_config(tmp, name: str):
     return write_config(tmp, json.dumps(doc, indent=1))
 
 
-@pytest.mark.parametrize("name", [*part_c.CASES, *part_d.CASES])
+@pytest.mark.parametrize("name", [*part_c.CASES, *part_d.CASES, *part_node.CASES])
 def test_every_tool_fault_acts_through_the_seam_as_on_the_wire(name, tmp_path):
     out = tmp_path / "out"
     main(["run", "-c", str(matrix_config(tmp_path, name)), "-o", str(out), "--quiet", "--full-report"])
