@@ -9,9 +9,12 @@ round trip through the same proxy (the unit an agent's turn is made of).
 
 Then the Node preload's start-up cost: a Node agent bare and under `NODE_OPTIONS=--require` the
 gate's preload, side by side in one run (interleaved rounds, medians, the ratio beside them): a
-CommonJS and an ESM agent, each in a folder with no seam package and in one with a seam package
-installed (on a Node with only `module.register`, an ESM entry near a seam package is the one case
-that starts the loader thread), and an ESM agent that imports the AI SDK.
+CommonJS and an ESM agent, each in a folder with no seam package and in one with the npm `openai`
+package installed (on a Node with only `module.register`, an ESM entry near a seam package other
+than a prototype one is the one case that starts the loader thread; near `openai` alone the preload
+imports its seam file instead, which an agent that never imports it pays for), an ESM agent that
+imports `openai` there, one that imports the MCP client (tests/agents/inprocess_node: openai and the
+MCP SDK, both imported by the preload) and one that imports the AI SDK (the loader's case).
 
     python bench/bench_instrument.py [--calls 2000] [--starts 15]
 """
@@ -69,18 +72,24 @@ def stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99) - 1] * 1e6
 
 
-NODE_AGENTS = {  # file name -> text: a do-nothing agent of each module system, and one that loads a framework
-    "CJS agent": ("agent.cjs", "1;\n"),
-    "ESM agent": ("agent.mjs", "1;\n"),
+# name -> (file name, text, folder): a do-nothing agent of each module system, and ones that load a seam
+NODE_AGENTS = {
+    "CJS agent": ("agent.cjs", "1;\n", None),
+    "ESM agent": ("agent.mjs", "1;\n", None),
+    "ESM agent importing openai": ("agent.mjs", "import OpenAI from 'openai';\n", None),
+    "ESM agent importing the MCP client": ("agent.mjs", "import { Client } from "
+                                                        "'@modelcontextprotocol/sdk/client/index.js';\n"
+                                                        "import OpenAI from 'openai';\n", "inprocess_node"),
     "ESM agent importing ai": ("agent.mjs", "import { generateText } from 'ai';\n"
-                                            "import { openai } from '@ai-sdk/openai';\n"),
+                                            "import { openai } from '@ai-sdk/openai';\n", "node_frameworks"),
 }
 
 
 def node_starts(rounds: int) -> None:
     """Median wall time of a Node agent's start, bare and preloaded: a CommonJS and an ESM agent, each in a
-    folder with no seam package and in one with a seam package installed (the ESM loader thread's case),
-    and an ESM agent that imports the AI SDK from tests/agents/node_frameworks (when it is installed)."""
+    folder with no seam package and in one with `openai` installed (a link to tests/agents/inprocess_node's,
+    an empty folder without it), an ESM agent importing it there, and ESM agents importing the MCP client
+    and the AI SDK from their test agents' node_modules (when installed)."""
     import shutil
     import tempfile
     import time
@@ -90,20 +99,29 @@ def node_starts(rounds: int) -> None:
     if shutil.which("node") is None:
         print("node start-up: no node on PATH")
         return
-    frameworks = ROOT / "tests" / "agents" / "node_frameworks"
+    agents = ROOT / "tests" / "agents"
+    openai = agents / "inprocess_node" / "node_modules" / "openai"
     env = {**os.environ, "CHAOS_GATE_FN_URL": "http://127.0.0.1:9/fn"}
     with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as with_seam:
-        (Path(with_seam) / "node_modules" / "openai").mkdir(parents=True)
+        (Path(with_seam) / "node_modules").mkdir()
+        if openai.exists():
+            (Path(with_seam) / "node_modules" / "openai").symlink_to(openai, target_is_directory=True)
+        else:
+            (Path(with_seam) / "node_modules" / "openai").mkdir()
         cases = {}
-        for agent, (name, text) in NODE_AGENTS.items():
-            if "importing" in agent:
-                if (frameworks / "node_modules" / "ai").exists():
-                    folder = tempfile.mkdtemp(dir=frameworks, prefix=".bench-")
-                    cases[(agent, "its node_modules")] = Path(folder) / name
+        for agent, (name, text, folder) in NODE_AGENTS.items():
+            if folder:
+                if (agents / folder / "node_modules").exists():
+                    bench_dir = Path(tempfile.mkdtemp(dir=agents / folder, prefix=".bench-"))
+                    cases[(agent, "its node_modules")] = bench_dir / name
+            elif "importing" in agent:
+                if openai.exists():
+                    cases[(agent, "openai near")] = Path(with_seam) / "importing" / name
             else:
                 cases[(agent, "no seam package")] = Path(empty) / name
-                cases[(agent, "seam package near")] = Path(with_seam) / name
+                cases[(agent, "openai near, unused")] = Path(with_seam) / name
             for script in [p for (a, _), p in cases.items() if a == agent]:
+                script.parent.mkdir(exist_ok=True)
                 script.write_text(text)
         times = {(case, m): [] for case in cases for m in ("bare", "preload")}
         try:
@@ -115,13 +133,13 @@ def node_starts(rounds: int) -> None:
                         times[(case, mode)].append(time.perf_counter() - began)
         finally:
             for (agent, _), script in cases.items():
-                if "importing" in agent:
+                if NODE_AGENTS[agent][2]:
                     shutil.rmtree(script.parent, ignore_errors=True)
     version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
-    print(f"\nnode {version} start-up{'':14}{'bare ms':>10}{'preload ms':>12}{'ratio':>8}")
+    print(f"\nnode {version} start-up{'':32}{'bare ms':>10}{'preload ms':>12}{'ratio':>8}")
     for agent, where in cases:
         bare, pre = (statistics.median(times[((agent, where), m)]) * 1e3 for m in ("bare", "preload"))
-        print(f"{agent + ', ' + where:44}{bare:10.1f}{pre:12.1f}{pre / bare:8.2f}")
+        print(f"{agent + ', ' + where:62}{bare:10.1f}{pre:12.1f}{pre / bare:8.2f}")
 
 
 def main() -> None:

@@ -265,3 +265,50 @@ def test_the_esm_hook_is_registered_only_where_a_seam_package_is_installed(tmp_p
     done = subprocess.run(["node", "--input-type=module", "-e", probe], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=30)  # an ESM entry: a CommonJS one never needs the hook (node_frameworks)
     assert done.stdout == str(installed).lower(), done.stderr
+
+
+# -- Node 20: prototype seams by import, no loader thread ------------------------------------------
+
+def thread_probe(tmp_path: Path) -> tuple[Path, Path]:
+    """(a preload to put before the gate's, the file it writes): a line per thread the preload runs in
+    (`--require` runs in Node's loader-hooks thread too, so a loader thread shows as `other`) and, at
+    the main thread's exit, how the gate's preload reached ESM (`esm=import`, `esm=register`, ...)."""
+    lines = tmp_path / "threads.txt"
+    probe = tmp_path / "thread_probe.cjs"
+    probe.write_text("const { appendFileSync } = require('node:fs');\n"
+                     "const main = require('node:worker_threads').isMainThread;\n"
+                     f"const out = {json.dumps(str(lines))};\n"
+                     "appendFileSync(out, `${process.pid} ${main ? 'main' : 'other'}\\n`);\n"
+                     "if (main) process.on('exit', () => appendFileSync(out, `${process.pid} esm=`\n"
+                     "  + `${globalThis[Symbol.for('chaos-gate.node')]?.esm}\\n`));\n")
+    return probe, lines
+
+
+def probed(env: dict, probe: Path) -> dict:
+    return {**env, "NODE_OPTIONS": f"--require {probe} {env['NODE_OPTIONS']}"}
+
+
+@pytest.mark.parametrize("mode, fault, out, written", [
+    ("runtools", {"kind": "error", "tool": "issue_refund"},
+     "I could not confirm the refund for order 1234 (InjectedToolError).", []),
+    ("mcp", {"kind": "timeout_after_write", "tool": "issue_refund", "seconds": 0.2},
+     "I could not confirm the refund for order 1234 (McpError).", ["1234"]),
+])
+def test_an_esm_agent_near_only_prototype_seams_is_reached_without_the_loader_thread(proxy, tmp_path, mode, fault,
+                                                                                       out, written):
+    """openai and the MCP SDK patch a class's prototype: on Node 20 the preload imports their seam files
+    (the very module instances the agent's `import` gets) and starts no loader thread, and the tool call
+    is still faulted and traced: in the agent and in the MCP server it spawns (the preload is in both)."""
+    probe, lines = thread_probe(tmp_path)
+    env = probed(instrumented({**os.environ, **proxy.env, "OPENAI_API_KEY": "sk-sim", "AGENT_MODE": mode,
+                               "REFUNDS_FILE": str(tmp_path / "refunds.txt")}), probe)
+    got, trace, refunds = run_node(proxy, tmp_path, ["agent.mjs"], fault, env=env)
+    assert (got, refunds) == (out, written)
+    [entry] = tool_entries(trace)
+    assert (entry.tool, entry.fault_status) == ("issue_refund", "fired")
+    seen = lines.read_text().split("\n")[:-1]
+    if any(line.endswith("esm=registerHooks") for line in seen):
+        pytest.skip("this Node has module.registerHooks: no loader thread either way")
+    processes = {line.split()[0] for line in seen}
+    assert len(processes) == (2 if mode == "mcp" else 1), seen
+    assert sorted(line.split()[1] for line in seen) == ["esm=import"] * len(processes) + ["main"] * len(processes), seen

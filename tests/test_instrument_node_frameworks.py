@@ -413,3 +413,42 @@ def test_a_declared_function_that_gives_a_promise_gives_one_still(fault, tmp_pat
     else:
         assert ((head, value), written) == {"none": (("refunded", REFUNDED), 1),
                                             "timeout_after_write": (("rejected", "InjectedToolTimeout"), 1)}[fault]
+
+
+def test_langgraph_js_near_only_langchain_is_reached_without_the_loader_thread(tmp_path):
+    """@langchain/core's seam is on StructuredTool.prototype: an ESM LangGraph agent whose node_modules
+    hold no seam package that needs a rewrite (here links to the test agents' @langchain and zod: the
+    package's real path is what both the preload and the agent import) starts no loader thread on
+    Node 20, and its tool call is faulted and traced. Beside it, the same probe sees the loader thread
+    of an agent near the AI SDK."""
+    from test_instrument_node import probed, thread_probe
+
+    from gate.instrument.environment import instrumented
+
+    frameworks = node_frameworks()
+    agent = tmp_path / "agent"
+    (agent / "node_modules").mkdir(parents=True)
+    for name in ("@langchain", "zod"):
+        (agent / "node_modules" / name).symlink_to(frameworks / "node_modules" / name, target_is_directory=True)
+    for name in ("langgraph_refund.mjs", "ledger.mjs"):
+        (agent / name).write_text((frameworks / name).read_text())
+    probe, lines = thread_probe(tmp_path)
+    near_ai = tmp_path / "near_ai"
+    (near_ai / "node_modules" / "ai").mkdir(parents=True)
+    (near_ai / "main.mjs").write_text("1;\n")
+    env = instrumented({**os.environ, "CHAOS_GATE_FN_URL": "http://127.0.0.1:9/fn"})
+    subprocess.run(["node", "main.mjs"], cwd=near_ai, env=probed(env, probe), check=True, timeout=30)
+    loader = lines.read_text().split()
+    lines.unlink()
+    done, trace, seams, written = run_on_proxy(["node", "langgraph_refund.mjs"], tmp_path, cwd=agent,
+                                               faults=[{**CASES["langgraph"].fault, "on_calls": [1]}],
+                                               extra_env={"VARIANT": "sound", "NODE_OPTIONS": f"--require {probe}"})
+    assert (done.returncode, done.stdout.strip()) == (0, "Your refund for order 1234 has been issued."), done.stderr
+    calls = [e for e in trace if e.kind == "tool"]
+    assert [(c.tool, c.fault_status, c.extra["framework"]) for c in calls] == [
+        ("issue_refund", "fired", "node-langchain"), ("issue_refund", None, "node-langchain")] and written == 1
+    assert CASES["langgraph"].seam in seams
+    if "esm=registerHooks" in loader:
+        pytest.skip("this Node has module.registerHooks: no loader thread either way")
+    assert "other" in loader and "esm=register" in loader, loader  # the probe sees a loader thread
+    assert [line.split()[1] for line in lines.read_text().splitlines()] == ["main", "esm=import"], lines.read_text()

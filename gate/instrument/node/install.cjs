@@ -14,6 +14,9 @@
  *   its class, or a binding and its setter, to `patch` below once the module has evaluated:
  *   `module.registerHooks` in this thread where Node has it, else `module.register`
  *   (Node >= 20.6 / 18.19) and loader.mjs on Node's loader thread (see hookEsm for when).
+ *   A seam patched on a class's prototype needs no rewrite: ESM modules are one instance per
+ *   file URL in this thread, so the file this preload `require`s (require(esm)) is the very
+ *   module the agent's `import` gets, and its class is patched before the agent's first line.
  * - An ESM-only package (`ai`) `require`d through require(esm): its one read is given the footer.
  * - Functions the config declares (`kind: function`): declared.cjs.
  *
@@ -25,11 +28,14 @@
 
 const KEY = Symbol.for('chaos-gate.node');
 
-// A seam: its patch module, the files that define what it patches in each build, and what the
-// ESM line hands over: the module's own bindings, each behind `typeof` and the whole in a try,
-// so a version whose module names them otherwise is reported, never broken; `setters` are
-// module-level functions the seam replaces (an ESM function export cannot be reassigned from
-// outside its module, but its own code can assign the binding, and importers see it live).
+// A seam: its patch module, its package, the files that define what it patches in each build
+// (`esm`: the ESM one, in the package) and what the ESM line hands over: the module's own bindings,
+// each behind `typeof` and the whole in a try, so a version whose module names them otherwise is
+// reported, never broken; `setters` are module-level functions the seam replaces (an ESM function
+// export cannot be reassigned from outside its module, but its own code can assign the binding, and
+// importers see it live). `prototype`: the patch is on a class, so the ESM build is reached by
+// importing `esm` (and `also`) from the package the agent would import (importSeams), no footer
+// needed; `unless`: a file whose presence in the package makes its evaluation order matter.
 function esmFooter(seam, names, typeNames = [], setters = []) {
   const pick = (list) => list.map((n) => `${n}: typeof ${n} === "undefined" ? undefined : ${n}`).join(', ');
   const types = typeNames.length ? `, types: { ${pick(typeNames)} }` : '';
@@ -40,37 +46,41 @@ function esmFooter(seam, names, typeNames = [], setters = []) {
 
 const TARGETS = [
   {
-    seam: 'openai', module: './seams/openai.cjs',
+    seam: 'openai', package: 'openai', module: './seams/openai.cjs',
     cjs: /[\\/]openai[\\/]lib[\\/]AbstractChatCompletionRunner\.js$/,
-    esm: '/openai/lib/AbstractChatCompletionRunner.mjs',
+    esm: 'lib/AbstractChatCompletionRunner.mjs',
     exportsOf: (mod) => mod.exports,
+    // openai 4's shims: `import 'openai/shims/web'` must run before any other openai module does
+    prototype: { exportsOf: ([runner]) => runner, unless: '_shims' },
     footer: esmFooter('openai', ['AbstractChatCompletionRunner']),
   },
   {
-    seam: 'mcp', module: './seams/mcp.cjs',
+    seam: 'mcp', package: '@modelcontextprotocol/sdk', module: './seams/mcp.cjs',
     cjs: /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]cjs[\\/]client[\\/]index\.js$/,
-    esm: '/@modelcontextprotocol/sdk/dist/esm/client/index.js',
+    esm: 'dist/esm/client/index.js',
     exportsOf: (mod) => ({ Client: mod.exports.Client, types: mod.require('../types.js') }),
+    prototype: { also: ['dist/esm/types.js'], exportsOf: ([client, types]) => ({ Client: client.Client, types }) },
     footer: esmFooter('mcp', ['Client'], ['McpError', 'ErrorCode']), // client/index imports both from types
   },
   {
     // ESM only: a `require('ai')` loads it through require(esm), where `requireEsm` rewrites it
-    seam: 'ai', module: './seams/ai.cjs',
+    seam: 'ai', package: 'ai', module: './seams/ai.cjs',
     requireEsm: /[\\/]ai[\\/]dist[\\/]index\.js$/,
-    esm: '/ai/dist/index.js',
+    esm: 'dist/index.js',
     footer: esmFooter('ai', ['executeToolCall'], [], ['executeToolCall']),
   },
   {
-    seam: 'langchain', module: './seams/langchain.cjs',
+    seam: 'langchain', package: '@langchain/core', module: './seams/langchain.cjs',
     cjs: /[\\/]@langchain[\\/]core[\\/]dist[\\/]tools[\\/]index\.cjs$/,
-    esm: '/@langchain/core/dist/tools/index.js',
+    esm: 'dist/tools/index.js',
     exportsOf: (mod) => mod.exports,
+    prototype: { exportsOf: ([tools]) => tools },
     footer: esmFooter('langchain', ['StructuredTool']),
   },
   {
-    seam: 'openai-agents', module: './seams/openai_agents.cjs',
+    seam: 'openai-agents', package: '@openai/agents-core', module: './seams/openai_agents.cjs',
     cjs: /[\\/]@openai[\\/]agents-core[\\/]dist[\\/]tool\.js$/,
-    esm: '/@openai/agents-core/dist/tool.mjs',
+    esm: 'dist/tool.mjs',
     exportsOf: (mod) => ({ tool: mod.exports.tool, set: { tool: (f) => { mod.exports.tool = f; } } }),
     footer: esmFooter('openai-agents', ['tool'], [], ['tool']),
   },
@@ -95,13 +105,17 @@ function report(seam, detail) {
   } catch { /* the report is best effort */ }
 }
 
+function failed(seam, error) {
+  report(`node:${seam}:failed`, { error: `${error?.name || 'Error'}: ${error?.message ?? error}`.slice(0, 300) });
+}
+
 function patch(seam, exportsOf) {
   const target = TARGETS.find((t) => t.seam === seam);
   try {
     const name = require(target.module).patch(exportsOf);
     if (name) report(name, { module: seam });
   } catch (error) {
-    report(`node:${seam}:failed`, { error: `${error?.name || 'Error'}: ${error?.message ?? error}`.slice(0, 300) });
+    failed(seam, error);
   }
 }
 
@@ -167,25 +181,84 @@ function hookRequireEsm() {
   };
 }
 
-// The packages whose ESM builds hold a seam (TARGETS' esm paths): without one of them installed
-// where this process can import it from, the ESM hook has nothing to patch.
-const SEAM_PACKAGES = ['openai', '@modelcontextprotocol/sdk', 'ai', '@langchain/core', '@openai/agents-core'];
-
-// Is a seam package installed where this process could import it: a node_modules above its
-// entry script or its cwd, or on NODE_PATH?
-function seamPackageInstalled() {
+// Where a package is installed for this process: a node_modules above its entry script or its cwd,
+// or on NODE_PATH (any of them: the ESM hook must not miss one). `importedFrom` is where the
+// agent's own `import` of it resolves from: its entry's folder (Node resolves from the entry's real
+// path), or the cwd for code given on the command line.
+function installedPackages(packages) {
   const fs = require('node:fs');
   const path = require('node:path');
   const starts = [process.cwd(), ...(process.env.NODE_PATH || '').split(path.delimiter).filter(Boolean)];
   if (process.argv[1]) starts.unshift(path.dirname(path.resolve(process.argv[1])));
-  for (const start of starts) {
+  return packages.filter((pkg) => starts.some((start) => {
     for (let dir = start; ; dir = path.dirname(dir)) {
-      if (SEAM_PACKAGES.some((pkg) => fs.existsSync(path.join(dir, 'node_modules', pkg))
-        || fs.existsSync(path.join(dir, pkg)))) return true;
-      if (path.dirname(dir) === dir) break;
+      if (fs.existsSync(path.join(dir, 'node_modules', pkg)) || fs.existsSync(path.join(dir, pkg))) return true;
+      if (path.dirname(dir) === dir) return false;
+    }
+  }));
+}
+
+function importedFrom(pkg) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  let start = process.cwd();
+  if (process.argv[1]) {
+    try {
+      start = path.dirname(fs.realpathSync(path.resolve(process.argv[1])));
+    } catch {
+      start = path.dirname(path.resolve(process.argv[1]));
     }
   }
-  return false;
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    const root = path.join(dir, 'node_modules', pkg);
+    if (fs.existsSync(root)) return root;
+    if (path.dirname(dir) === dir) return null;
+  }
+}
+
+// The prototype seams (TARGETS' `prototype`) of `near`, each with the package root the agent
+// imports it from, when every one of them can be reached by import (Node loads ESM by `require`,
+// each is installed where the agent's import finds it, none holds its `unless`): else null.
+function importable(near) {
+  if (process.features?.require_module !== true) return null;
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const found = [];
+  for (const target of near) {
+    const root = target.prototype ? importedFrom(target.package) : null;
+    if (!root || (target.prototype.unless && fs.existsSync(path.join(root, target.prototype.unless)))) return null;
+    found.push({ target, root });
+  }
+  return found;
+}
+
+// require(esm) evaluates the file and its imports now, in this thread, into the one ESM cache the
+// agent's own `import`s read: the class patched here is the agent's, before its first line runs.
+// A package that lacks the file (another version's layout) has nothing to patch, as with the footer.
+function importSeams(found) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const warn = process.emitWarning; // Node 22.12-22.14 warn of require(esm) from outside node_modules
+  process.emitWarning = function emitWarning(warning, ...rest) {
+    const type = typeof rest[0] === 'string' ? rest[0] : rest[0]?.type;
+    return type === 'ExperimentalWarning' ? undefined : warn.call(this, warning, ...rest);
+  };
+  try {
+    for (const { target, root } of found) {
+      const files = [target.esm, ...(target.prototype.also || [])].map((file) => path.join(root, file));
+      if (!fs.existsSync(files[0])) continue;
+      let exportsOf;
+      try {
+        exportsOf = target.prototype.exportsOf(files.map((file) => require(file)));
+      } catch (error) {
+        failed(target.seam, error);
+        continue;
+      }
+      patch(target.seam, exportsOf);
+    }
+  } finally {
+    process.emitWarning = warn;
+  }
 }
 
 // Does this process load ESM from its start: an .mjs/.mts entry, a .js/.ts one under a package.json
@@ -209,11 +282,12 @@ function esmEntry() {
 // no start-up cost, for `import` and `require` alike. With only `module.register` (Node 20) it
 // takes Node's loader-hooks thread, a fixed cost on every start plus a thread hop per module
 // loaded, so it is registered only where it can matter: an ESM entry with a seam package
-// installed near it, or a declared function whose module is ESM.
+// installed near it, or a declared function whose module is ESM. And not even there when every
+// seam package near is a prototype seam importSeams can reach: then those are imported instead.
 function hookEsm() {
   const Module = require('node:module');
   const declared = declaredTargets().filter(({ decl }) => decl.esm).map(({ target }) => target);
-  const targets = [...TARGETS.map((t) => ({ suffix: t.esm, footer: t.footer })), ...declared];
+  const targets = [...TARGETS.map((t) => ({ suffix: `/${t.package}/${t.esm}`, footer: t.footer })), ...declared];
   if (typeof Module.registerHooks === 'function') {
     const { transformed } = require('./transform.cjs');
     Module.registerHooks({ load: (url, context, nextLoad) => transformed(url, nextLoad(url, context), targets) });
@@ -221,12 +295,19 @@ function hookEsm() {
     return;
   }
   if (typeof Module.register !== 'function') return; // an older Node: CommonJS only
-  if (!declared.length && !(esmEntry() && seamPackageInstalled())) return;
+  const near = declared.length || !esmEntry() ? [] : installedPackages(TARGETS.map((t) => t.package));
+  if (!declared.length && !near.length) return;
   // --require runs in every thread, Node's own loader-hooks thread too: hooks registered there
   // would chain a second copy of ours (one line appended twice). Asked here, not first: loading
   // node:worker_threads costs 2 ms, a tenth of a small agent's start on a recent Node.
   if (!require('node:worker_threads').isMainThread) return;
-  globalThis[KEY].esm = 'register'; // said to tests and to bench/bench_instrument.py
+  const byImport = declared.length ? null : importable(TARGETS.filter((t) => near.includes(t.package)));
+  if (byImport) {
+    globalThis[KEY].esm = 'import'; // said to tests and to bench/bench_instrument.py
+    importSeams(byImport);
+    return;
+  }
+  globalThis[KEY].esm = 'register';
   const { pathToFileURL } = require('node:url');
   Module.register('./loader.mjs', { parentURL: pathToFileURL(__filename), data: { targets } });
 }
