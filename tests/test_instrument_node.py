@@ -312,3 +312,26 @@ def test_an_esm_agent_near_only_prototype_seams_is_reached_without_the_loader_th
     processes = {line.split()[0] for line in seen}
     assert len(processes) == (2 if mode == "mcp" else 1), seen
     assert sorted(line.split()[1] for line in seen) == ["esm=import"] * len(processes) + ["main"] * len(processes), seen
+
+
+def test_a_prototype_seam_the_preload_loaded_itself_is_named_only_once_the_agent_uses_it(tmp_path):
+    """The preload loads openai's and the MCP client's seam files before the agent's first line (so no
+    loader thread): an agent that never imports them must not be said to have loaded them (the reach
+    line would name frameworks it did not use), while one that calls a tool through them is."""
+    node_ready()
+    idle = "await new Promise((r) => setTimeout(r, 300)); console.log('idle')"  # time for a hello to land
+    probe, lines = thread_probe(tmp_path)
+    with sim_proxy(sim=SIM) as fresh:  # its own proxy: the module's has heard other tests' seams
+        seams = fresh.hook.app.functions.seams
+        fresh.begin()
+        env = probed(instrumented({**os.environ, **fresh.env}), probe)
+        done = subprocess.run(["node", "--input-type=module", "-e", idle], cwd=AGENT_DIR, env=env,
+                              capture_output=True, text=True, timeout=30)
+        fresh.end()
+        assert done.stdout.strip() == "idle", done.stderr
+        if not any(line.endswith("esm=import") for line in lines.read_text().split("\n")):
+            pytest.skip("the seams were not imported by the preload here (registerHooks, or an older Node)")
+        assert seams == {}  # loaded by the gate, not by the agent: nothing said
+        _, trace, _ = run_node(fresh, tmp_path, ["agent.mjs"])
+        assert [e.tool for e in tool_entries(trace)] == ["issue_refund"]
+        assert "node:openai.runTools" in seams and "node:mcp.Client.callTool" not in seams  # used; loaded, unused

@@ -183,6 +183,19 @@ function hello(seam, detail) {
     5000).catch(() => {});
 }
 
+// Seams the preload loaded before the agent asked for them (install.cjs importSeams), by the
+// framework name their calls carry: each is said once, at its first call.
+const onUse = new Map();
+function helloOnUse(framework, seam, detail) {
+  onUse.set(framework, [seam, detail]);
+}
+function used(framework) {
+  const said = onUse.get(framework);
+  if (!said) return;
+  onUse.delete(framework);
+  hello(...said);
+}
+
 /** Arguments as JSON values; what does not serialize (a runner, a signal) is left out. */
 function jsonable(value) {
   try {
@@ -273,6 +286,7 @@ function encoded(seam, value) {
  * steps out; what the answers mean is decided here alone.
  */
 function* steps(seam, tool, args, returns, hints) {
+  used(seam.framework);
   const id = newId();
   const first = (yield ['post', '/begin', { id, tool, transport: seam.transport, framework: seam.framework,
     arguments: jsonable(args), returns, hints }]) || RUN;
@@ -389,6 +403,7 @@ function copyWith(obj, key, value) {
 
 module.exports = {
   InjectedToolError, InjectedToolNotFound, InjectedToolTimeout, InjectedConnectionError,
-  MARK, PLAIN, call, callSync, copyWith, decode, enabled, encode, exceptionFor, hello, jsonable, post, postSync,
+  MARK, PLAIN, call, callSync, copyWith, decode, enabled, encode, exceptionFor, hello, helloOnUse, jsonable, post,
+  postSync,
   serve, wrapFunction,
 };

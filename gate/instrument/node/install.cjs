@@ -51,7 +51,7 @@ const TARGETS = [
     esm: 'lib/AbstractChatCompletionRunner.mjs',
     exportsOf: (mod) => mod.exports,
     // openai 4's shims: `import 'openai/shims/web'` must run before any other openai module does
-    prototype: { exportsOf: ([runner]) => runner, unless: '_shims' },
+    prototype: { framework: 'node-openai', exportsOf: ([runner]) => runner, unless: '_shims' },
     footer: esmFooter('openai', ['AbstractChatCompletionRunner']),
   },
   {
@@ -59,7 +59,7 @@ const TARGETS = [
     cjs: /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]cjs[\\/]client[\\/]index\.js$/,
     esm: 'dist/esm/client/index.js',
     exportsOf: (mod) => ({ Client: mod.exports.Client, types: mod.require('../types.js') }),
-    prototype: { also: ['dist/esm/types.js'], exportsOf: ([client, types]) => ({ Client: client.Client, types }) },
+    prototype: { framework: 'node-mcp', onSpawn: true, also: ['dist/esm/types.js'], exportsOf: ([client, types]) => ({ Client: client.Client, types }) },
     footer: esmFooter('mcp', ['Client'], ['McpError', 'ErrorCode']), // client/index imports both from types
   },
   {
@@ -74,7 +74,7 @@ const TARGETS = [
     cjs: /[\\/]@langchain[\\/]core[\\/]dist[\\/]tools[\\/]index\.cjs$/,
     esm: 'dist/tools/index.js',
     exportsOf: (mod) => mod.exports,
-    prototype: { exportsOf: ([tools]) => tools },
+    prototype: { framework: 'node-langchain', exportsOf: ([tools]) => tools },
     footer: esmFooter('langchain', ['StructuredTool']),
   },
   {
@@ -109,11 +109,15 @@ function failed(seam, error) {
   report(`node:${seam}:failed`, { error: `${error?.name || 'Error'}: ${error?.message ?? error}`.slice(0, 300) });
 }
 
-function patch(seam, exportsOf) {
+// `onUse`: the framework name of a seam the preload loaded itself (importSeams), whose package the
+// agent may never import: it is said to the gate at its first call, not now, so the reach line
+// never names a framework the agent did not use.
+function patch(seam, exportsOf, onUse = null) {
   const target = TARGETS.find((t) => t.seam === seam);
   try {
     const name = require(target.module).patch(exportsOf);
-    if (name) report(name, { module: seam });
+    if (name && onUse) require('./client.cjs').helloOnUse(onUse, name, { module: seam });
+    else if (name) report(name, { module: seam });
   } catch (error) {
     failed(seam, error);
   }
@@ -232,10 +236,29 @@ function importable(near) {
   return found;
 }
 
-// require(esm) evaluates the file and its imports now, in this thread, into the one ESM cache the
-// agent's own `import`s read: the class patched here is the agent's, before its first line runs.
-// A package that lacks the file (another version's layout) has nothing to patch, as with the footer.
+// A seam marked `onSpawn` (the MCP client: only its stdio sessions are instrumented, and every one
+// spawns its server before its first call) is loaded at the process's first child_process.spawn,
+// not at start: the MCP SDK costs a small ESM process near it ~100 ms it may never need. A class's
+// prototype patched then reaches the instances made before.
 function importSeams(found) {
+  loadSeams(found.filter(({ target }) => !target.prototype.onSpawn));
+  const later = found.filter(({ target }) => target.prototype.onSpawn);
+  if (!later.length) return;
+  const cp = require('node:child_process');
+  const spawn = cp.spawn;
+  cp.spawn = function spawn_(...args) {
+    cp.spawn = spawn;
+    try {
+      loadSeams(later);
+    } catch { /* never break the agent's spawn: its calls then go unreached, as without the seam */ }
+    return spawn.apply(this, args);
+  };
+}
+
+// require(esm) evaluates the file and its imports now, in this thread, into the one ESM cache the
+// agent's own `import`s read: the class patched here is the agent's, whether its first line ran or not.
+// A package that lacks the file (another version's layout) has nothing to patch, as with the footer.
+function loadSeams(found) {
   const fs = require('node:fs');
   const path = require('node:path');
   const warn = process.emitWarning; // Node 22.12-22.14 warn of require(esm) from outside node_modules
@@ -254,7 +277,7 @@ function importSeams(found) {
         failed(target.seam, error);
         continue;
       }
-      patch(target.seam, exportsOf);
+      patch(target.seam, exportsOf, target.prototype.framework);
     }
   } finally {
     process.emitWarning = warn;
