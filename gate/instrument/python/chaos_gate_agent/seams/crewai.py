@@ -27,6 +27,7 @@ import functools
 import inspect
 
 from chaos_gate_agent.call import Seam, call_async, call_sync
+from chaos_gate_agent.seams.subclasses import on_every_subclass, own_methods
 
 METHODS = ("_run", "_arun")
 
@@ -41,23 +42,8 @@ SEAM = CrewAiSeam()
 def patch(module):
     """`module` is crewai.tools.base_tool, right after it ran (`Tool` exists, no user tool yet)."""
     base, made = module.BaseTool, module.Tool
-    hook = base.__dict__["__init_subclass__"]
-    if getattr(hook, "__chaos_gate__", False):
+    if not on_every_subclass(base, _instrument_class):
         return None
-    original = hook.__func__
-
-    @functools.wraps(original)
-    def __init_subclass__(cls, **kwargs):
-        original(cls, **kwargs)  # CrewAI's own registry first
-        _instrument_class(cls)
-
-    __init_subclass__.__chaos_gate__ = True
-    base.__init_subclass__ = classmethod(__init_subclass__)
-    stack = list(base.__subclasses__())  # Tool, and any class made before the patch
-    while stack:
-        cls = stack.pop()
-        _instrument_class(cls)
-        stack.extend(cls.__subclasses__())
 
     @functools.wraps(made.run)
     def run(self, *args, **kwargs):  # Tool.run is BaseTool.run calling func, not _run: now through _run
@@ -77,11 +63,7 @@ def _own(cls) -> bool:
 def _instrument_class(cls) -> None:
     if not _own(cls):
         return
-    for name in METHODS:
-        fn = cls.__dict__.get(name)
-        if not inspect.isfunction(fn) or getattr(fn, "__chaos_gate__", False) or \
-                getattr(fn, "__isabstractmethod__", False):
-            continue
+    for name, fn in own_methods(cls, METHODS):
         setattr(cls, name, _wrap(fn))
 
 

@@ -29,6 +29,7 @@ import inspect
 
 from chaos_gate_agent import client
 from chaos_gate_agent.call import Seam, call_async, call_sync
+from chaos_gate_agent.seams.subclasses import on_every_subclass, own_methods
 
 METHODS = ("_run", "_arun")
 
@@ -56,33 +57,13 @@ SEAM, PAIR = LangChainSeam(), ContentAndArtifact()
 
 def patch(module):
     """`module` is langchain_core.tools.base, right after it ran (no tool class exists yet)."""
-    base = module.BaseTool
-    hook = base.__dict__["__init_subclass__"]
-    if getattr(hook, "__chaos_gate__", False):
+    if not on_every_subclass(module.BaseTool, lambda cls: _instrument_class(cls, module)):
         return None
-    original = hook.__func__
-
-    @functools.wraps(original)
-    def __init_subclass__(cls, **kwargs):
-        original(cls, **kwargs)  # LangChain's own check of the class first (zero-arg super() inside still works)
-        _instrument_class(cls, module)
-
-    __init_subclass__.__chaos_gate__ = True
-    base.__init_subclass__ = classmethod(__init_subclass__)
-    stack = list(base.__subclasses__())  # classes made before the patch (only if it was applied late)
-    while stack:
-        cls = stack.pop()
-        _instrument_class(cls, module)
-        stack.extend(cls.__subclasses__())
     return "langchain_core.BaseTool._run"
 
 
 def _instrument_class(cls, module) -> None:
-    for name in METHODS:
-        fn = cls.__dict__.get(name)
-        if not inspect.isfunction(fn) or getattr(fn, "__chaos_gate__", False) or \
-                getattr(fn, "__isabstractmethod__", False):
-            continue
+    for name, fn in own_methods(cls, METHODS):
         setattr(cls, name, _wrap(fn, module))
 
 
