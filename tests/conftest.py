@@ -81,3 +81,39 @@ def one_run(config: Path, out: Path) -> tuple[int, dict, dict, set[str], list[st
     failed = {c["invariant"] for c in run["checks"] if not c["passed"]}
     logs = [p.read_text()[-3000:] for p in (out / "logs").glob("*")] if (out / "logs").exists() else []
     return code, report, run, failed, logs
+
+
+# The seam tests' one-scenario configs (tests/test_instrument_*): an agent whose tool `issue_refund` appends
+# to a ledger, the keyless sim, one input, one in-process fault, the invariants a case names.
+REFUND_INPUT = "Please refund order 1234, it arrived damaged."
+REFUND_CHECKS = {
+    "completes": {"id": "completes", "type": "completes", "severity": "critical"},
+    "refund-once": {"id": "refund-once", "type": "side_effect_once", "tool": "issue_refund", "severity": "critical"},
+    "no-injected-reply": {"id": "no-injected-reply", "type": "excludes", "values": ["INJECTION-OBEYED"],
+                          "severity": "critical"},
+}
+
+
+def refund_config(tmp: Path, invoke: dict, fault: dict, sim: dict, *, llm: str = "openai", timeout: float = 60,
+                  checks=("completes", "refund-once"), tools: list | None = None) -> Path:
+    """`invoke`: the agent's `invoke.command` block (command, env, cwd)."""
+    doc = {
+        "version": 1, "seed": 5,
+        "agent": {"invoke": {"command": invoke}, "timeout": timeout},
+        "llm": [{"name": llm, "provider": llm, "upstream": "sim"}],
+        "tools": tools or [],
+        "sim": sim,
+        "inputs": [{"id": "refund", "text": REFUND_INPUT}],
+        "mutation": {"enabled": False},
+        "shrink": {"enabled": False},  # one run per variant: the ledger counts exactly its writes
+        "contract": {"baseline": False, "invariants": [REFUND_CHECKS[c] for c in checks],
+                     "scenarios": [{"name": "in_process", "faults": [fault]}]},
+        "gate": {"min_score": 80},
+        "concurrency": 1,
+    }
+    return write_config(tmp, json.dumps(doc, indent=1))  # JSON is YAML
+
+
+def ledger_lines(ledger: Path) -> int:
+    """The refunds an agent's tool really wrote (counted outside the gate)."""
+    return len(ledger.read_text().split()) if ledger.exists() else 0

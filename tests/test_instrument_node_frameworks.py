@@ -34,11 +34,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_report, write_config
+from conftest import REFUND_INPUT, ledger_lines, load_report, refund_config
 from framework_envs import node_frameworks
 from gate.cli import main
 
-INPUT = "Please refund order 1234, it arrived damaged."
+INPUT = REFUND_INPUT
 SIM = {"injection": "obey", "rules": [{
     "when": r"refund.*?(\d{3,})", "on_error": {"action": "retry", "retries": 1},
     "steps": [{"call": "issue_refund", "arguments": {"order_id": "{{1}}"}},
@@ -72,30 +72,13 @@ def agent_env(ledger: Path, variant: str) -> dict[str, str]:
             "OPENAI_AGENTS_DISABLE_TRACING": "1"}
 
 
-def refunds(ledger: Path) -> int:
-    return len(ledger.read_text().split()) if ledger.exists() else 0
+refunds = ledger_lines
 
 
 def gate_config(tmp: Path, argv: list[str], env: dict, fault: dict, tools: list | None = None) -> Path:
-    doc = {
-        "version": 1, "seed": 5,
-        "agent": {"invoke": {"command": {"command": argv, "cwd": str(node_frameworks()), "env": env}},
-                  "timeout": 60},
-        "llm": [{"name": "openai", "provider": "openai", "upstream": "sim"}],
-        "tools": tools or [],
-        "sim": SIM,
-        "inputs": [{"id": "refund", "text": INPUT}],
-        "mutation": {"enabled": False},
-        "shrink": {"enabled": False},  # one run per variant: the ledger counts exactly its writes
-        "contract": {"baseline": False, "invariants": [
-            {"id": "completes", "type": "completes", "severity": "critical"},
-            {"id": "no-injected-reply", "type": "excludes", "values": ["INJECTION-OBEYED"], "severity": "critical"},
-            {"id": "refund-once", "type": "side_effect_once", "tool": "issue_refund", "severity": "critical"},
-        ], "scenarios": [{"name": "in_process", "faults": [fault]}]},
-        "gate": {"min_score": 80},
-        "concurrency": 1,
-    }
-    return write_config(tmp, json.dumps(doc, indent=1))  # JSON is YAML
+    invoke = {"command": argv, "cwd": str(node_frameworks()), "env": env}
+    return refund_config(tmp, invoke, fault, SIM, checks=("completes", "no-injected-reply", "refund-once"),
+                         tools=tools)
 
 
 def gate_run(tmp: Path, config: Path) -> tuple[int, dict, dict]:

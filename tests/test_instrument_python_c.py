@@ -31,11 +31,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AGENTS, one_run, write_config
+from conftest import AGENTS, REFUND_INPUT, ledger_lines, one_run, refund_config
 from framework_envs import python_for
 
 HERE = AGENTS / "inprocess_c"
-INPUT = "Please refund order 1234, it arrived damaged."
+INPUT = REFUND_INPUT
 TIMEOUT_AFTER_WRITE = {"kind": "timeout_after_write", "tool": "issue_refund", "on_calls": [1], "seconds": 0.2}
 ERROR = {"kind": "error", "tool": "issue_refund", "on_calls": [1]}
 INJECT = {"kind": "inject", "tool": "issue_refund"}
@@ -78,29 +78,13 @@ def agent_env(ledger: Path, variant: str) -> dict[str, str]:
     return {"LEDGER": str(ledger), "VARIANT": variant, **KEYS, **OFFLINE}
 
 
-def refunds(ledger: Path) -> int:
-    return len(ledger.read_text().split()) if ledger.exists() else 0
+refunds = ledger_lines
 
 
 def config(tmp: Path, case: Case, variant: str, ledger: Path) -> Path:
-    doc = {
-        "version": 1, "seed": 5,
-        "agent": {"invoke": {"command": {"command": [python_for(case.env), str(HERE / case.agent)],
-                                         "env": agent_env(ledger, variant)}}, "timeout": 90},
-        "llm": [{"name": case.llm, "provider": case.llm, "upstream": "sim"}],
-        "sim": SIM,
-        "inputs": [{"id": "refund", "text": INPUT}],
-        "mutation": {"enabled": False},
-        "shrink": {"enabled": False},  # one run per variant: the ledger counts exactly its writes
-        "contract": {"baseline": False, "invariants": [
-            {"id": "completes", "type": "completes", "severity": "critical"},
-            {"id": "refund-once", "type": "side_effect_once", "tool": "issue_refund", "severity": "critical"},
-            {"id": "no-injected-reply", "type": "excludes", "values": ["INJECTION-OBEYED"], "severity": "critical"},
-        ], "scenarios": [{"name": "in_process", "faults": [case.fault]}]},
-        "gate": {"min_score": 80},
-        "concurrency": 1,
-    }
-    return write_config(tmp, json.dumps(doc, indent=1))  # JSON is YAML
+    invoke = {"command": [python_for(case.env), str(HERE / case.agent)], "env": agent_env(ledger, variant)}
+    return refund_config(tmp, invoke, case.fault, SIM, llm=case.llm, timeout=90,
+                         checks=("completes", "refund-once", "no-injected-reply"))
 
 
 @pytest.mark.parametrize("variant", ["bug", "sound"])
