@@ -90,7 +90,7 @@ def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]
 
 def _declared_note(tool, reach: Reach) -> list[str]:
     """A `kind: function` tool whose function no agent process wrapped: it never imported the module."""
-    module, _, attr = tool.declared.rpartition(":") if tool.module else tool.declared.partition(":")
+    module, attr = (tool.module, tool.export) if tool.module else tool.function.partition(":")[::2]
     seam = f"function:{module}:{attr}"
     if seam in reach.in_process:
         return []
