@@ -22,7 +22,7 @@ def langsmith_runs(n_runs: int) -> list[dict]:
     runs = []
     for t in range(n_runs // PER_TRACE):
         root = f"{t:08x}-0000-0000-0000-000000000000"
-        def run(k, kind, **kw):
+        def run(k, kind, t=t, root=root, **kw):
             return {"id": f"{t:08x}-{k:04x}-0000-0000-000000000000", "trace_id": root, "parent_run_id": root,
                     "run_type": kind, "dotted_order": f"{t:08d}.{k:04d}", "start_time": f"2026-01-01T00:00:{k:02d}Z", **kw}
         call = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
@@ -42,7 +42,7 @@ def otel_doc(n_spans: int) -> dict:
     spans = []
     for t in range(n_spans // 4):
         tid, root = f"{t:032x}", f"{t:012x}0000"
-        def span(k, op, attrs):
+        def span(k, op, attrs, t=t, tid=tid, root=root):
             return {"traceId": tid, "spanId": f"{t:012x}{k:04x}", "parentSpanId": root, "name": op,
                     "startTimeUnixNano": str(t * 10 + k),
                     "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": op}}]

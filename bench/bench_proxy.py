@@ -89,7 +89,7 @@ def serve_proxy(upstream: str, root: str | None = None) -> None:
             hook.app.current = None
 
     from gate.heap import frozen_heap
-    from gate.runner.loop import run_async
+    from gate.transport.loop import run_async
 
     with frozen_heap():  # as in a gate run, whose proxies live inside it (gate/runner/gate_run.py)
         run_async(main())
@@ -169,7 +169,7 @@ def wait_ready(urls: dict, deadline: float = 30.0) -> None:
                     break
                 except httpx.TransportError:
                     if time.monotonic() - began > deadline:
-                        raise SystemExit(f"{url} not ready after {deadline:g}s")
+                        raise SystemExit(f"{url} not ready after {deadline:g}s") from None
                     time.sleep(0.05)
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gate.config import load_config  # noqa: E402
+from gate.plan import load_config  # noqa: E402
 from gate.runner import run_gate  # noqa: E402
 
 AGENT = ROOT / "tests" / "agents" / "planted.py"
@@ -185,7 +185,7 @@ def instructions_child(root: str, cells: int) -> None:
     sys.path.insert(0, root)
     for name in [m for m in sys.modules if m == "gate" or m.startswith("gate.")]:
         del sys.modules[name]
-    from gate.config import load_config as load
+    from gate.plan import load_config as load
     from gate.runner import run_gate as run
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -236,7 +236,7 @@ def against(other: Path, cells: int, latency_ms: int, repeat: int, count_instruc
         if count_instructions:
             line += f", {instructions(root):,.0f} instructions per cell"
         print(line)
-    ratio = sorted(a / b for a, b in zip(cpu["this"], cpu["other"]))
+    ratio = sorted(a / b for a, b in zip(cpu["this"], cpu["other"], strict=True))
     print(f"this/other CPU per cell, round by round: {_span(ratio, '.2f')}x")
 
 

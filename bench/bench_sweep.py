@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 SDK = ROOT / "examples" / "sdk_agent"
 
-from gate.config import LoadedConfig, load_config  # noqa: E402
+from gate.config import LoadedConfig  # noqa: E402
+from gate.plan import load_config  # noqa: E402
 from gate.plan import derive_seed  # noqa: E402
 from gate.runner import run_gate  # noqa: E402
 

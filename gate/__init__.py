@@ -1,21 +1,23 @@
 """agent-chaos-gate: a CI gate that attacks an AI agent and scores its resilience.
 
 The public surface is deliberately small (httpx-style): load a config, run it,
-get a Report. Everything else lives in one package per concern:
+get a Report. Everything else lives in one package per concern, in layers that import only
+downwards (pyproject.toml's import contract; docs/architecture.md):
 
-    config -> plan -> runner (agent + worker) -> contracts -> scoring -> report
+    edges (cli, github, pytest_plugin) > run (runner, agent, proxy) > judge (verdict, scoring)
+    > report > core (plan, config, faults, contracts, dialects)
 """
 
 from gate.errors import ConfigError, GateError, HarnessError
 
-__version__ = "0.1.0"
+from gate.version import __version__
 
 __all__ = ["ConfigError", "GateError", "HarnessError", "__version__", "load_config", "run_gate"]
 
 
 def load_config(path):
     """Load and validate a chaos-gate.yaml file; raises ConfigError with file:line on bad input."""
-    from gate.config import load_config as _load
+    from gate.plan import load_config as _load
 
     return _load(path)
 

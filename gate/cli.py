@@ -168,7 +168,7 @@ def cmd_init(args, console: Console) -> int:
 
 def cmd_run(args, console: Console) -> int:
     from gate.agent.reaper import install_signal_handlers
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.report.terminal import progress_bar
     from gate.runner import run_gate
     from gate.runner.guard import run_guarded
@@ -256,7 +256,7 @@ def cmd_replay(args, console: Console) -> int:
 
 
 def cmd_pin(args, console: Console) -> int:
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate import reproduce
 
     loaded = load_config(args.config, {"seed": args.seed})
@@ -285,7 +285,7 @@ def warn_if_changed(loaded, expected: str | None) -> None:
 
 
 def cmd_reproduce(args, console: Console) -> int:
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate import reproduce
 
     loaded = load_config(args.config, {"seed": args.seed})
@@ -294,7 +294,7 @@ def cmd_reproduce(args, console: Console) -> int:
 
 
 def cmd_sweep(args, console: Console) -> int:
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate import reproduce
 
     loaded = load_config(args.config)
@@ -303,7 +303,7 @@ def cmd_sweep(args, console: Console) -> int:
 
 
 def cmd_merge(args, console: Console) -> int:
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.verdict.merge import merge_reports
 
     loaded = load_config(args.config, {"seed": args.seed, "runs": args.runs})
@@ -317,7 +317,7 @@ def cmd_merge(args, console: Console) -> int:
 
 
 def cmd_validate(args, console: Console) -> int:
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.plan import build_plan
 
     loaded = load_config(args.config)
@@ -339,7 +339,7 @@ def cmd_schema(args, console: Console) -> int:
 
 
 def cmd_plan(args, console: Console) -> int:
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.plan import build_plan
 
     loaded = load_config(args.config, {"seed": args.seed})

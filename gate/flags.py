@@ -10,7 +10,7 @@ a value the config itself would refuse.
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from collections.abc import Callable
 
 from gate.errors import GateError
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from gate.config import LoadedConfig, load_config
+from gate.config import LoadedConfig
+from gate.plan import load_config
 from gate.errors import ConfigError
 from gate.plan import derive_seed
 from gate.runner.proxy_hook import needs_proxy

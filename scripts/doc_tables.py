@@ -10,8 +10,9 @@ Each table lives between two marker comments in a Markdown file,
 and is rebuilt from its source of truth: action.yml (Action inputs and outputs), the fault
 registry (gate/faults: kind, where it applies, parameters, the class docstring), the invariant
 registry (gate/contracts), the mutator registry (gate/mutation), the config model
-(gate/config: top-level keys and the keys inside each), the in-process seams (gate/instrument/frameworks.py) and the packages' own opening docstrings
-(the README's Layout: a row per gate/ package and module, per script). `python3 scripts/doc_tables.py` rewrites
+(gate/config: top-level keys and the keys inside each), the in-process seams (gate/report/frameworks.py) and the packages' own opening docstrings
+(docs/architecture.md's Layout: a row per gate/ package and module, per script) and the import
+contract in pyproject.toml (the layers, in docs/architecture.md and the README). `python3 scripts/doc_tables.py` rewrites
 every marked block of README.md and docs/*.md; `--check` rewrites nothing and exits 1 naming the
 blocks that drifted (tests/test_docs.py runs it). An unknown block name is an error.
 """
@@ -174,30 +175,91 @@ def opening_sentence(path: Path) -> str:
     return SENTENCE_END.split(" ".join(doc.split("\n\n")[0].split()), maxsplit=1)[0].rstrip(".")
 
 
-def layout() -> str:
-    """A row per gate/ package (its __init__.py; a directory without one is an error: give it one with
-    a docstring), per top-level gate/*.py module and per script, from their opening docstrings."""
+def contract_layers() -> list[tuple[str, str, list[list[str]]]]:
+    """(group, what it is, layers top to bottom, each a list of module names) of pyproject.toml's
+    `pipeline` contract. The groups are the contract's own comments (`# run: processes, sockets, ...`),
+    read from the text because TOML keeps no comments."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    start = text.index('id = "pipeline"')
+    block = text[text.index("layers = [", start):]
+    block = block[:block.index("\n]")]
+    groups: list[tuple[str, str, list[list[str]]]] = []
+    for line in block.splitlines()[1:]:
+        line = line.strip()
+        comment = re.fullmatch(r"# (\w+)(?:: (.*))?", line)
+        if comment:
+            groups.append((comment.group(1), comment.group(2) or "", []))
+        elif line.startswith('"'):
+            if not groups:
+                raise ValueError("pyproject.toml: the pipeline contract's first layer has no `# group` comment above it")
+            groups[-1][2].append([m.strip() for m in re.split(r"[|:]", line.strip('",'))])
+    return groups
+
+
+def _source_of(module: str) -> tuple[str, Path]:
     gate = ROOT / "gate"
-    rows = []
-    for package in sorted(p for p in gate.iterdir() if p.is_dir() and not p.name.startswith("__")):
-        if not (package / "__init__.py").exists():
-            raise ValueError(f"gate/{package.name} has no __init__.py: the Layout table reads its docstring")
-        rows.append([f"`gate/{package.name}`", opening_sentence(package / "__init__.py")])
-    rows += [[f"`gate/{m.name}`", opening_sentence(m)] for m in sorted(gate.glob("*.py")) if m.name != "__init__.py"]
-    rows += [[f"`scripts/{m.name}`", opening_sentence(m)] for m in sorted((ROOT / "scripts").glob("*.py"))]
-    return _table(["package", "concern"], rows)
+    if (gate / module).is_dir():
+        if not (gate / module / "__init__.py").exists():
+            raise ValueError(f"gate/{module} has no __init__.py: the Layout table reads its docstring")
+        return f"`gate/{module}`", gate / module / "__init__.py"
+    return f"`gate/{module}.py`", gate / f"{module}.py"
+
+
+def layout() -> str:
+    """docs/architecture.md's table: a row per gate/ package (its __init__.py; a directory without one is
+    an error) and top-level module, in the contract's layers from the top, then a row per script; each
+    from its opening docstring. A package the contract does not name is an error (it is `exhaustive`)."""
+    rows, named = [], set()
+    for group, _, layers in contract_layers():
+        for depth, layer in enumerate(layers):
+            for module in layer:
+                where, source = _source_of(module)
+                named.add(module)
+                rows.append([group if depth == 0 and module == layer[0] else "", where, opening_sentence(source)])
+    gate = ROOT / "gate"
+    present = {p.name for p in gate.iterdir() if p.is_dir() and not p.name.startswith("__")}
+    present |= {m.stem for m in gate.glob("*.py") if m.name != "__init__.py"}
+    if present - named:
+        raise ValueError(f"not in pyproject.toml's pipeline contract: {', '.join(sorted(present - named))}")
+    rows += [["scripts", f"`scripts/{m.name}`", opening_sentence(m)] if i == 0 else
+             ["", f"`scripts/{m.name}`", opening_sentence(m)]
+             for i, m in enumerate(sorted((ROOT / "scripts").glob("*.py")))]
+    return _table(["layer", "package", "concern"], rows)
+
+
+def layers() -> str:
+    """The README's short version: one line per group of the contract, its layers from the top."""
+    groups = contract_layers()
+    width = max(len(g) for g, _, _ in groups)
+    lines = [f"{group:<{width}}  " + " → ".join(" | ".join(layer) for layer in layers)
+             for group, _, layers in groups]
+    return "```\n" + "\n".join(lines) + "\n```\n"
+
+
+def architecture() -> str:
+    """docs/architecture.md's groups: what each is and the contracts that hold the layers, from pyproject.toml."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    out = [f"- **{group}** — {what}: " + " → ".join(" | ".join(f"`{m}`" for m in layer) for layer in layers)
+           for group, what, layers in contract_layers()]
+    out.append("")
+    out += [f"- `{c['id']}` ({c['type']}): {c['name']}" +
+            (f"; {len(c['ignore_imports'])} import(s) let through, each with its reason in pyproject.toml"
+             if c.get("ignore_imports") else "") for c in contracts]
+    return "\n".join(out) + "\n"
 
 
 def frameworks() -> str:
     """docs/reach.md's seam table: a row per framework whose tools are reached in the agent's process."""
-    from gate.instrument.frameworks import FRAMEWORKS
+    from gate.report.frameworks import FRAMEWORKS
 
     rows = [[f.name, "Python" if f.language == "python" else "Node",
              f"`{f.package}`" + (f" {f.version}" if f.version else ""), f.seam, f"`{f.reach}`"] for f in FRAMEWORKS]
     return _table(["framework", "language", "tested at", "seam", "reach line"], rows)
 
 
-TABLES = {"layout": layout, "frameworks": frameworks, "action-inputs": action_inputs, "action-outputs": action_outputs, "fault-kinds": fault_kinds,
+TABLES = {"layout": layout, "layers": layers, "architecture": architecture, "frameworks": frameworks, "action-inputs": action_inputs, "action-outputs": action_outputs, "fault-kinds": fault_kinds,
           "fault-kinds-list": fault_kinds_list, "invariants": invariants, "invariants-list": invariants_list,
           "mutators": mutators, "mutators-list": mutators_list, "config-keys": config_keys}
 

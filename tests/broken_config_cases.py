@@ -80,7 +80,7 @@ def _deep_block(levels: int) -> str:
 
 def billion_laughs() -> str:
     rows = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         rows.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
     return "\n".join(rows) + "\n"
 

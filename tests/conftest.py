@@ -117,3 +117,23 @@ def refund_config(tmp: Path, invoke: dict, fault: dict, sim: dict, *, llm: str =
 def ledger_lines(ledger: Path) -> int:
     """The refunds an agent's tool really wrote (counted outside the gate)."""
     return len(ledger.read_text().split()) if ledger.exists() else 0
+
+
+# the Action's tests (test_github_action.py, test_github_edges.py): a local fake GitHub REST API and a
+# workspace holding the bundled example
+@pytest.fixture
+def github():
+    from fake_github import FakeGitHub
+
+    server = FakeGitHub()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    import shutil
+
+    ws = tmp_path / "workspace"
+    shutil.copytree(EXAMPLE, ws / "agent")
+    return ws

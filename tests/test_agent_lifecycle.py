@@ -8,7 +8,7 @@ import time
 import uuid
 
 from conftest import AGENTS, planted_agent_block, write_config
-from gate.config import load_config
+from gate.plan import load_config
 from gate.runner import run_gate
 
 

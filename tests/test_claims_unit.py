@@ -14,7 +14,7 @@ from gate.contracts import Observation
 from gate.contracts.claims import evidence
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec
 from gate.proxy.trace import TraceEntry
-from gate.sim import answers
+from gate.dialects import answers
 from gate.sim.script import Script
 
 SAYS = "(?i)refund for order (\\d+) has been processed"

@@ -14,7 +14,7 @@ from cmarkgfm.cmark import Options
 from markdown_it import MarkdownIt
 
 from conftest import planted_agent_block, write_config
-from gate.config import load_config
+from gate.plan import load_config
 from gate.report import markdown
 from gate.report.escape import MARKER
 from gate.report.model import (CellTiming, FaultCoverage, RunResult, ScenarioCoverage, TraceStep)

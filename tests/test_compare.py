@@ -6,7 +6,7 @@ import pytest
 from conftest import load_report
 from gate.cli import main
 from gate.config.models import Config
-from gate.report.compare import compare
+from gate.scoring.compare import compare
 from gate.report.markdown import render
 from gate.report.model import CellResult, CheckResult, InvariantOutcome, Report, RunResult, VerdictPart
 from gate.scoring.repeat import floor_reasons, pass_k_floors

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from conftest import EXAMPLE, write_config
-from gate.config import Config, load_config
+from gate.config import Config
+from gate.plan import load_config
 from gate.errors import ConfigError
 
 BASE = """

@@ -135,7 +135,7 @@ def test_allow_vacuous_keeps_real_errors_errors(tmp_path, capsys):
 
 
 def test_warnings_reach_the_loaded_config(tmp_path):
-    from gate.config import load_config
+    from gate.plan import load_config
 
     path = tmp_path / "c.yaml"
     path.write_text(cfg(VACUOUS["fault-target"] + "gate: {allow_vacuous: true}\n"))

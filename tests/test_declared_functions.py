@@ -14,7 +14,7 @@ import pytest
 
 from conftest import AGENTS, load_report, write_config
 from gate.cli import main
-from gate.config import load_config
+from gate.plan import load_config
 from gate.errors import ConfigError
 
 HERE = AGENTS / "declared"

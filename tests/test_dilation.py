@@ -19,6 +19,7 @@ from gate.agent import dilation
 from gate.cli import main
 from gate.config.models import Config
 from gate.errors import ConfigError
+from gate.transport.clock import AgentClock
 
 SDK = ROOT / "examples" / "sdk_agent" / "chaos-gate.yaml"
 needs_library = pytest.mark.skipif(not any(dilation.probe(lib, 10) for lib in dilation.candidates()),
@@ -79,7 +80,7 @@ def test_the_time_base_counts_the_agents_cpu_at_face_value():
     """A process that computes for a while, then sleeps: CPU is not faster under dilation, so it is
     not multiplied; only the wait is (the 1x-equivalent time)."""
     proc = subprocess.Popen([sys.executable, "-c", "x = 0\nfor i in range(3 * 10**6): x += i\n"])
-    clock = dilation.AgentClock(10, lambda: proc.pid)
+    clock = AgentClock(10, lambda: proc.pid)
     began = time.monotonic()
     while proc.poll() is None:
         clock.elapsed()  # samples the CPU while the process is there to read

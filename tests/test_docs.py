@@ -70,8 +70,7 @@ def links(path: Path) -> list[str]:
 
 def test_readme_is_short_and_keeps_its_first_two_commands():
     readme = ROOT / "README.md"
-    # 350 lines of prose and tables, plus the generated Layout table's row per gate package, module and script
-    assert len(readme.read_text().splitlines()) < 350 + len(doc_tables.layout().splitlines())
+    assert len(readme.read_text().splitlines()) <= 350  # the Layout table is docs/architecture.md's
     assert fences(readme, "sh")[:2] == [c + "\n" for c in FIRST_COMMANDS]
     for page in ("reach.md", "time-dilation.md", "configuration.md", "faults.md", "invariants.md",
                  "github-action.md", "scoring.md"):
@@ -99,7 +98,7 @@ def test_generated_tables_are_current():
 
 
 def test_layout_has_a_row_per_package_and_module_from_its_docstring():
-    """The README's Layout table cannot miss a package: a row per gate/ package (a namespace package
+    """docs/architecture.md's Layout table cannot miss a package: a row per gate/ package (a namespace package
     has no docstring to read and is refused), per top-level module and per script."""
     table = doc_tables.layout()
     gate = ROOT / "gate"
@@ -123,9 +122,9 @@ def test_drift_is_detected():
         assert doc_tables.regenerate(page)[1] == ["fault-kinds"]
     finally:
         FAULTS["schema_drift"] = cls
-    readme = (ROOT / "README.md").read_text()
-    layout = readme[readme.index("<!-- generated:layout -->"):readme.index("<!-- /generated:layout -->")]
-    stale = readme.replace(layout, layout.replace("| `gate/testing` |", "| `gate/testing-old` |"))
+    page = (ROOT / "docs/architecture.md").read_text()
+    layout = page[page.index("<!-- generated:layout -->"):page.index("<!-- /generated:layout -->")]
+    stale = page.replace(layout, layout.replace("| `gate/testing` |", "| `gate/testing-old` |"))
     assert doc_tables.regenerate(stale)[1] == ["layout"]  # a renamed or new package shows as drift
     assert subprocess.run([sys.executable, "scripts/doc_tables.py", "--check"], cwd=ROOT).returncode == 0
 

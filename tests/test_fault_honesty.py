@@ -159,13 +159,13 @@ def fetch(proxy, v: Variant, timeout: float = 3.0) -> Got:
     """What a client receives, byte for byte, whether the answer ends cleanly or not."""
     got, began = Got(), time.monotonic()
     try:
-        with httpx.Client(timeout=timeout) as client:
-            with client.stream(v.method, proxy.env[v.url_key] + v.path, content=v.body,
-                               headers={"content-type": "application/json", **(v.headers or {})}) as resp:
-                got.status = resp.status_code
-                for chunk in resp.iter_raw():
-                    got.body += chunk
-                got.complete = True
+        with httpx.Client(timeout=timeout) as client, \
+                client.stream(v.method, proxy.env[v.url_key] + v.path, content=v.body,
+                              headers={"content-type": "application/json", **(v.headers or {})}) as resp:
+            got.status = resp.status_code
+            for chunk in resp.iter_raw():
+                got.body += chunk
+            got.complete = True
     except httpx.HTTPError as exc:
         got.error = type(exc).__name__
     got.seconds = time.monotonic() - began
@@ -355,7 +355,7 @@ def test_obedient_agent_breaches_excludes_through_text_html_and_markdown(tmp_pat
     import sys
 
     from conftest import AGENTS, write_config
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.runner import run_gate
 
     docs = rig[1]

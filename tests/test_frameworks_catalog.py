@@ -1,4 +1,4 @@
-"""The seam table (gate/instrument/frameworks.py, rendered into docs/reach.md) says what the code does.
+"""The seam table (gate/report/frameworks.py, rendered into docs/reach.md) says what the code does.
 
 Each row's version is the one the tests install (a pin in pyproject.toml, a group of
 tests/framework_envs.py, or a package.json under tests/ or examples/), its reach name is what
@@ -13,7 +13,7 @@ import re
 
 from conftest import ROOT
 from framework_envs import GROUPS
-from gate.instrument.frameworks import FRAMEWORKS
+from gate.report.frameworks import FRAMEWORKS
 
 SEAMS = ROOT / "gate" / "instrument" / "python" / "chaos_gate_agent" / "seams"
 NODE_SEAMS = ROOT / "gate" / "instrument" / "node" / "seams"

@@ -7,26 +7,11 @@ import shutil
 import pytest
 
 from conftest import EXAMPLE
-from fake_github import FakeGitHub
 from gate.github.action import run_action
 from gate.github.comment import MARKER, GitHubApi, upsert_comment
 from gate.github.inputs import env_name, read_inputs
 
 REPO = "acme/agent"
-
-
-@pytest.fixture
-def github():
-    server = FakeGitHub()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def workspace(tmp_path):
-    ws = tmp_path / "workspace"
-    shutil.copytree(EXAMPLE, ws / "agent")
-    return ws
 
 
 def action_env(tmp_path, workspace, github, token="ghs_app_token", pr=True, fork=False, **inputs):

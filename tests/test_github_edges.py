@@ -10,7 +10,7 @@ import os
 from gate.cli import main
 from gate.github.action import run_action
 from gate.github.comment import GitHubApi, upsert_comment
-from test_github_action import REPO, Out, action_env, github, outputs, workspace  # noqa: F401 (fixtures)
+from test_github_action import REPO, Out, action_env, outputs
 
 
 def _summary(tmp_path) -> str:

@@ -15,7 +15,7 @@ import yaml
 
 from conftest import ROOT, load_report
 from gate.cli import main
-from gate.config import load_config
+from gate.plan import load_config
 from gate.scaffold import WORKFLOW, run_init
 
 

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from conftest import AGENTS, load_report, write_config
-from gate.config import load_config
+from gate.plan import load_config
 from gate.errors import ConfigError
 from gate.instrument.commands import shim_dir_for, write_shims
 from gate.instrument.environment import FN_URL, REAL_PATH, instrumented

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conftest import planted_agent_block, write_config
 from gate.agent.process import answers
-from gate.config import load_config
+from gate.plan import load_config
 from gate.config.secrets import Redactor
 from gate.plan.cells import Cell
 from gate.runner import run_gate
@@ -161,7 +161,7 @@ def test_by_deadline_times_out_cancels_the_work_and_leaves_outside_cancellations
     """The per-cell deadline (gate/agent/dilation.py) keeps asyncio.timeout's meaning."""
     import asyncio
 
-    from gate.agent.dilation import by_deadline
+    from gate.transport.clock import by_deadline
 
     async def scenario():
         assert await by_deadline(asyncio.sleep(0.01, result="answer"), 5) == "answer"
@@ -206,7 +206,7 @@ def test_a_request_template_made_once_fills_and_encodes_as_render_and_json_would
     """The per-cell request (gate/agent/invoke.py) fills a template compiled once and encodes it with
     the C encoder made once: the same structure as `render`, the same text as the JSONEncoder."""
     from gate.agent.invoke import _BODY_JSON, _encode_json
-    from gate.agent.templates import filler, filling, render
+    from gate.templates import filler, filling, render
 
     ctx = {"input": 'he said "hi"\n\u2603 \ud83d\ude00 {{input}}', "cell_id": "mutation/a/typo-1", "url": "http://x"}
     made = filler(value)

@@ -163,7 +163,7 @@ def test_a_header_value_that_never_ends_is_refused_431_as_it_passes_the_limit(pr
                 sock.sendall(piece)
                 sent += len(piece)
                 answer = sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:  # the server shut its side after answering
                 break
@@ -294,9 +294,8 @@ def _httpx_async(url, doc, stream):
     import httpx
 
     async def main():
-        async with httpx.AsyncClient(trust_env=False, timeout=10) as client:
-            async with client.stream("POST", url, json=doc) as answer:
-                return b"".join([chunk async for chunk in answer.aiter_bytes()])
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as client, client.stream("POST", url, json=doc) as answer:
+            return b"".join([chunk async for chunk in answer.aiter_bytes()])
     return asyncio.run(main())
 
 
@@ -470,7 +469,7 @@ CHILD = textwrap.dedent("""
     import asyncio, logging, os, resource, sys
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
     from gate.proxy.server import ProxyServer
-    from gate.runner.loop import run_async
+    from gate.transport.loop import run_async
 
     async def ok(scope, receive, send):
         while (await receive()).get("more_body"):

@@ -54,7 +54,7 @@ def read(sock: socket.socket, until: bytes = b"", timeout: float = 5.0) -> tuple
     while time.monotonic() < deadline and not (until and until in got):
         try:
             chunk = sock.recv(65536)
-        except socket.timeout:
+        except TimeoutError:
             break
         except ConnectionResetError:
             return got, True
@@ -281,7 +281,7 @@ def test_the_proxys_body_parse_reads_what_json_loads_reads():
 
     from hypothesis import given, settings, strategies as st
 
-    from gate.proxy.routes import _json
+    from gate.proxy.bodies import json_of as _json
 
     def reference(body: bytes):
         try:

@@ -154,7 +154,7 @@ def test_junit_carries_traces_replays_and_the_rate(ran):
     assert dict(props[rated])["chaos_pass_rate"] == "FAIL 75% < 95%: 5 runs failed (15 of 20 passed)"
     [failure] = [r for r in cases[rated].result if isinstance(r, Failure)]
     assert (failure.text or "").startswith("75% < 95%: 5 runs failed")
-    assert all("chaos-gate" != k for found in props.values() for k, _ in found)  # the payload never reaches it
+    assert all(k != "chaos-gate" for found in props.values() for k, _ in found)  # the payload never reaches it
 
 
 def test_a_replay_command_fails_and_lf_replays_the_failing_runs(ran):

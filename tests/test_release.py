@@ -56,7 +56,7 @@ def test_pin_script_rewrites_only_the_image_line(tmp_path):
     text = (ROOT / "action.yml").read_text()
     pinned = pin(text, f"docker://ghcr.io/you/agent-chaos-gate@{DIGEST}")
     assert yaml.safe_load(pinned)["runs"]["image"] == f"docker://ghcr.io/you/agent-chaos-gate@{DIGEST}"
-    assert [a for a, b in zip(text.splitlines(), pinned.splitlines()) if a != b] == ["  image: Dockerfile"]
+    assert [a for a, b in zip(text.splitlines(), pinned.splitlines(), strict=True) if a != b] == ["  image: Dockerfile"]
     assert pin(pinned, "Dockerfile") == text
     with pytest.raises(ValueError):
         pin(text, "docker://GHCR.io/Upper:tag")  # registries want lower-case names

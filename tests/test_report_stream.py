@@ -128,7 +128,7 @@ def test_output_full_keeps_passing_detail(tmp_path):
 
 
 def test_compact_report_still_renders_and_compares(tmp_path):
-    from gate.report.compare import compare
+    from gate.scoring.compare import compare
     from gate.report.html import render as render_html
 
     report = _with_passing_and_failing()

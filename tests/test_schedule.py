@@ -5,7 +5,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from conftest import write_config
-from gate.config import load_config
+from gate.plan import load_config
 from gate.config.chaos import Fault
 from gate.errors import ConfigError
 from gate.faults import Schedule
@@ -71,7 +71,7 @@ def test_unknown_fault_kind_and_profile_are_located(tmp_path):
 
 
 def test_builtin_profiles_all_load():
-    from gate.faults.profiles import BUILTIN, available, load_profile
+    from gate.config.profiles import BUILTIN, available, load_profile
 
     names = set(available([BUILTIN]))
     assert {"api_outage", "degraded_llm", "flaky_llm", "rate_limited", "hostile_tools", "high_latency",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import AGENTS, ROOT, load_report, write_config
-from gate.config import load_config
+from gate.plan import load_config
 from gate.errors import ConfigError
 
 
@@ -38,7 +38,7 @@ def service_config(tmp: Path, *, service_env: str = "", invoke_input: str = "hel
         agent:
           invoke:
             command:
-              command: {json.dumps(f'cat >/dev/null; printf %s "$SVC"; case "$SVC" in *) ;; esac')}
+              command: {json.dumps('cat >/dev/null; printf %s "$SVC"; case "$SVC" in *) ;; esac')}
               env: {{SVC: "{{{{services.echo.url}}}}"}}
           reset: {{method: POST, url: "{{{{services.echo.url}}}}/reset"}}
           timeout: {timeout}

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import EXAMPLE, load_report
 from gate.cli import main
-from gate.config import load_config
+from gate.plan import load_config
 from gate.plan import build_plan
 from gate.plan.shard import assign, parse_shard, shard_of
 

@@ -18,7 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 from gate.dialects.model import ToolCall, ToolResult
-from gate.sim import tool_errors
+from gate.dialects import tool_errors
 from proxy_harness import AN_TOOLS, OA_TOOLS, REFUND_SCHEMA, SIM, sim_proxy
 
 BANK = {"when": "balance", "answer": "Your balance is $123.45.",

@@ -72,7 +72,7 @@ def fields(text: str) -> dict[str, str]:
     """The reply as ChatAdapter parses it: `[[ ## name ## ]]` sections, ending with `completed`."""
     assert text.rstrip().endswith("[[ ## completed ## ]]")
     parts = re.split(r"^\[\[ ## (\w+) ## \]\]\n?", text, flags=re.MULTILINE)
-    return {k: v.strip() for k, v in zip(parts[1::2], parts[2::2]) if k != "completed"}
+    return {k: v.strip() for k, v in zip(parts[1::2], parts[2::2], strict=False) if k != "completed"}
 
 
 REFUNDED = '{"refund_id": "rf_1", "status": "refunded"}'

@@ -69,10 +69,9 @@ async def _mcp_http(url: str, calls):
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    async with streamable_http_client(url) as streams:
-        async with ClientSession(streams[0], streams[1]) as session:
-            await session.initialize()
-            return await calls(session)
+    async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        return await calls(session)
 
 
 def test_world_serve_http_mcp_rest_clock_and_state(tmp_path):
@@ -134,12 +133,11 @@ def test_world_serve_stdio_with_the_mcp_sdk():
     async def main():
         params = StdioServerParameters(command=sys.executable, args=["-m", "gate", "world", "serve", str(SHOP),
                                                                      "--stdio"])
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                names = [t.name for t in (await session.list_tools()).tools]
-                result = await session.call_tool("create_return", {"order_id": "5"})
-                return names, result
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = [t.name for t in (await session.list_tools()).tools]
+            result = await session.call_tool("create_return", {"order_id": "5"})
+            return names, result
     names, result = asyncio.run(main())
     assert names == ["get_order", "list_orders", "create_return", "issue_refund"]
     assert json.loads(result.content[0].text)["status"] == "returned"

@@ -59,7 +59,8 @@ def test_schema_is_complete_and_stays_light():
 
 def test_lazy_package_attributes_resolve():
     from gate.agent import AgentInstance, RawOutcome
-    from gate.services import resolve_config, running_services, service_problems
+    from gate.config.service_refs import resolve_config, service_problems
+    from gate.services import running_services
 
     assert AgentInstance.__name__ == "AgentInstance" and RawOutcome.__name__ == "RawOutcome"
     assert callable(resolve_config) and callable(running_services) and callable(service_problems)
@@ -77,7 +78,7 @@ def test_json_schema_invariant_still_checks_its_schema(tmp_path):
 
 BUILT_PROBE = """
 import json
-from gate.config import load_config
+from gate.plan import load_config
 from gate.contracts import INVARIANTS
 from gate.faults import FAULTS
 loaded = load_config({path!r})
@@ -151,7 +152,7 @@ def test_the_startup_bench_prints_validate_beside_a_bare_interpreter():
 def test_worlds_are_built_only_for_a_config_that_has_them():
     """`worlds:` is a lazily built section (gate/config/catalog_union.py LazyModel): a config without
     worlds never imports gate.worlds.model; one with worlds gets World instances, as before."""
-    probe = ("import sys; from gate.config import load_config; cfg = load_config(sys.argv[1]).config; "
+    probe = ("import sys; from gate.plan import load_config; cfg = load_config(sys.argv[1]).config; "
              "print(sorted(m for m in sys.modules if m.startswith('gate.worlds')) != [], "
              "[type(w).__name__ for w in cfg.worlds])")
     for example, expected in (("support", "False []"), ("worlds_agent", "True ['World']")):

@@ -35,7 +35,7 @@ def run_in_pty(args: list[str], columns: int = 80, env: dict | None = None, time
         ready, _, _ = select.select([master], [], [], timeout)
         if not ready:
             proc.kill()
-            raise AssertionError("no output for %ss" % timeout)
+            raise AssertionError(f"no output for {timeout}s")
         try:
             data = os.read(master, 65536)
         except OSError:  # EIO: the child closed the terminal

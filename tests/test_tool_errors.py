@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from gate.dialects.model import ToolCall, ToolResult
-from gate.sim.tool_errors import bad_call, is_error
+from gate.dialects.tool_errors import bad_call, is_error
 
 DAMAGED = ['{"order_id": "12"}34", "reason": ', '{"order_id": "1234", "reason": "', '{"order_id": "12" "34"}',
            '{order_id: 1}', '{"a": 1,}', '["a" "b"]', '{"a" 1}', '{"a": "\u0001"}', '{"a": "\\x"}', '{"a": 1e}',

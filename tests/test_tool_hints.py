@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from conftest import write_config
 from gate.cli import main
-from gate.config import load_config
+from gate.plan import load_config
 
 # A started agent (so in-process tools are reachable) with an HTTP tool upstream `orders`.
 BASE = """

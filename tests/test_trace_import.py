@@ -3,7 +3,6 @@
 shape, imported, and replayed against the SDK example agent with no upstream running."""
 
 import json
-import os
 import sys
 import time
 
@@ -137,7 +136,7 @@ def test_each_trace_replays_against_the_agent_run_by_run(traced, tmp_path, monke
         assert cell["status"] == "pass" and run["output"] == session["output"], session["input_id"]
         steps = run["trace"]
         assert len(steps) == len(session["exchanges"]), session["input_id"]
-        for step, recorded in zip(steps, session["exchanges"]):
+        for step, recorded in zip(steps, session["exchanges"], strict=True):
             assert step["target"] == (provider if recorded["kind"] == "llm" else "orders")
             assert step["status"] == recorded["status"] and not step["forwarded"]
     flaky = next(c for c in cells.values() if c["input_id"] == "support-flaky")

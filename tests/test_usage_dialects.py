@@ -103,7 +103,9 @@ def test_a_stream_without_usage_is_estimated_as_the_sim_counts(harness):
 
 def test_an_error_answer_costs_nothing(harness):
     harness.begin({"kind": "rate_limit", "target": "llm", "retry_after": 0})
-    with pytest.raises(Exception):
+    import openai
+
+    with pytest.raises(openai.RateLimitError):
         chat_json(harness)
     trace = harness.end()
     assert trace[0].usage is None and harness.state["usage"]["calls"] == 0  # never forwarded: never billed

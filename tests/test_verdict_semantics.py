@@ -113,7 +113,7 @@ def test_an_agent_process_that_dies_mid_run_fails_the_gate_on_stays_up(run_cli, 
 
 
 def test_stays_up_is_implicit_only_for_a_process_the_gate_starts(tmp_path):
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.plan import invariants_of
 
     started = load_config(write_config(tmp_path, _session_agent("inputs: [{id: a, text: hi}]\n")))
@@ -274,7 +274,7 @@ def test_a_profile_runs_one_cell_per_fault_and_every_fault_is_exercised(llm_run)
 
 
 def test_a_split_profile_moves_each_fault_to_the_first_call_it_reaches_alone(tmp_path):
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.plan import build_plan
 
     body = planted_agent_block("echo") + LLM_SIM + """inputs: [{id: a, text: hi}]

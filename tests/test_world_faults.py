@@ -15,7 +15,7 @@ from pydantic import TypeAdapter
 from gate.proxy.exchange import RequestInfo
 from gate.worlds.faults import applies
 from gate.worlds.model import World
-from gate.worlds.serve import WorldUpstream
+from gate.proxy.world_upstream import WorldUpstream
 
 
 def shop(faults: dict, **extra) -> World:

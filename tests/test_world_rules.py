@@ -18,10 +18,10 @@ import pytest
 
 from conftest import write_config
 from gate.cli import main
-from gate.config import load_config
+from gate.plan import load_config
 from gate.errors import ConfigError
 from gate.proxy.exchange import RequestInfo
-from gate.worlds.serve import WorldUpstream, input_schema
+from gate.proxy.world_upstream import WorldUpstream, input_schema
 from gate.worlds.state import OperationError, WorldState
 from gate.worlds.table import WorldView
 
@@ -150,9 +150,9 @@ def test_typed_parameters_become_the_schema_and_are_checked(world, caplog):
             state.run("discount", args)
         assert exc.value.status == status
     assert state.tables["order"]["2"]["total"] == 18.0  # nothing stored by a refused call
-    with caplog.at_level(logging.ERROR, logger="gate.worlds"):
-        with pytest.raises(OperationError, match="custom operation broken failed: ZeroDivisionError") as exc:
-            state.run("broken", {})
+    with caplog.at_level(logging.ERROR, logger="gate.worlds"), \
+            pytest.raises(OperationError, match="custom operation broken failed: ZeroDivisionError") as exc:
+        state.run("broken", {})
     assert exc.value.status == 500 and "ZeroDivisionError" in caplog.text  # logged with its traceback
 
 

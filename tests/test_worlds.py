@@ -7,10 +7,10 @@ from pydantic import TypeAdapter
 
 from conftest import ROOT, load_report, write_config
 from gate.cli import main
-from gate.config import load_config
+from gate.plan import load_config
 from gate.errors import ConfigError
 from gate.worlds.model import World
-from gate.worlds.serve import WorldUpstream
+from gate.proxy.world_upstream import WorldUpstream
 from gate.worlds.state import WorldState
 
 EXAMPLE = ROOT / "examples" / "worlds_agent"
@@ -95,7 +95,7 @@ def test_openapi_and_mcp_tool_schemas():
     upstream = WorldUpstream(shop(), 5)
     api = upstream.openapi()
     assert {"/ops/refund_order", "/refunds", "/orders/{id}"} <= set(api["paths"])
-    from gate.worlds.serve import input_schema
+    from gate.proxy.world_upstream import input_schema
 
     schema = input_schema(shop(), shop().operations["refund_order"])
     assert schema["properties"]["amount"] == {"type": "number"}
@@ -147,17 +147,17 @@ def custom_discount(world, clock, id: str) -> dict:
 
 
 def test_custom_operation_runs_only_when_allowed(tmp_path):
-    body = f"""
-agent: {{url: "http://127.0.0.1:9", invoke: {{http: {{url: "{{{{url}}}}"}}}}}}
-inputs: [{{id: a, text: x}}]
+    body = """
+agent: {url: "http://127.0.0.1:9", invoke: {http: {url: "{{url}}"}}}
+inputs: [{id: a, text: x}]
 worlds:
   - name: shop
     env: SHOP_URL
     ALLOW
-    types: {{order: {{fields: {{id: str, total: float}}}}}}
-    seed: {{rows: {{order: [{{id: "1", total: 10.0}}]}}}}
+    types: {order: {fields: {id: str, total: float}}}
+    seed: {rows: {order: [{id: "1", total: 10.0}]}}
     operations:
-      discount: {{op: custom, function: "test_worlds:custom_discount"}}
+      discount: {op: custom, function: "test_worlds:custom_discount"}
 """
     with pytest.raises(ConfigError, match=r":10: worlds\[0\].operations.discount: custom operations run Python"):
         load_config(write_config(tmp_path, body.replace("ALLOW", "")))

@@ -72,7 +72,7 @@ def tool(name: str, args: dict):
 
 def refund(order_id: str) -> str:
     order = tool("get_order", {"id": order_id})
-    for attempt in range(3):
+    for _attempt in range(3):
         try:
             tool("refund_order", {"order": order_id, "amount": order["total"]})
             return f"Refunded {order['total']} for order {order_id}."

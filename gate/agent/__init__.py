@@ -1,7 +1,7 @@
 """Agent lifecycle: start (command or existing URL), readiness, invoke, reset, teardown.
 
 `AgentInstance` and `RawOutcome` are imported on first use, so that `validate` and `plan`, which
-only render templates (gate.agent.templates), do not pay for httpx (~60 ms of start-up).
+only render templates (gate.templates), do not pay for httpx (~60 ms of start-up).
 """
 
 __all__ = ["AgentInstance", "RawOutcome"]

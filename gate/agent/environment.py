@@ -15,7 +15,7 @@ accident. Pure functions only; the callers pass in the parent environment.
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from gate.config.secrets import looks_secret
 

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from gate.agent import dilation
 from gate.agent.environment import agent_environment
-from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send, with_log_tail
+from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
+from gate.report.log_tail import with_log_tail
 from gate.agent.process import AgentProcess, argv_of, free_port
-from gate.agent.templates import render
+from gate.templates import render
 from gate.config.models import AgentConfig
 from gate.errors import HarnessError
 from gate.transport import WireClient, WireError
+from gate.transport.clock import AgentClock
 
 
 class AgentInstance:
@@ -146,9 +148,9 @@ class AgentInstance:
             return outcome
         return await self._check_crash(outcome)
 
-    def clock(self) -> dilation.AgentClock:
+    def clock(self) -> AgentClock:
         """The agent's time base for a cell (gate/agent/dilation.py): real time unless dilated."""
-        return dilation.AgentClock(self.spec.time_scale, self.pid)
+        return AgentClock(self.spec.time_scale, self.pid)
 
     def pid(self) -> int | None:
         proc = getattr(self.process, "proc", None)  # a process agent (a container has no pid here)

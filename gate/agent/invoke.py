@@ -24,34 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-from gate.agent.dilation import AgentClock
+from gate.transport.clock import AgentClock
 from gate.agent.process import argv_of
-from gate.agent.templates import PathError, filling, pick
+from gate.report.log_tail import LOG_TAIL_CHARS, with_log_tail
+from gate.templates import PathError, filling, pick
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
 from gate.transport import WireClient, WireError
 
 MAX_OUTPUT_BYTES = 1 << 20
 _BODY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps with an option builds an encoder per call
 SURROGATE = re.compile("[\ud800-\udfff]")
-LOG_MARK = "\nthe agent's log ends:\n"  # separates a crash's summary from its log tail in `detail`
-LOG_TAIL_CHARS = 1500
-CRASH_REASONS = frozenset({"agent_crash", "exit_nonzero"})  # outcomes whose detail may carry a log tail
-
-
-def with_log_tail(summary: str, log: str) -> str:
-    """`summary` plus the last LOG_TAIL_CHARS of `log` (if any), split by LOG_MARK."""
-    log = log.rstrip("\n")
-    if not log.strip():
-        return summary
-    shown = log if len(log) <= LOG_TAIL_CHARS else "…" + log[-LOG_TAIL_CHARS:]
-    return summary + LOG_MARK + shown
-
-
-def log_tail_of(detail: str) -> str | None:
-    """The log tail `with_log_tail` put into a detail, or None."""
-    return detail.split(LOG_MARK, 1)[1] if LOG_MARK in detail else None
-
-
 @dataclass
 class RawOutcome:
     output: str | None
@@ -103,7 +85,7 @@ def _pick_output(text: str, path: str) -> tuple[str | None, str, str]:
 
 
 class _Shape:
-    """A request template made once (gate/agent/templates.py `filling`), filled for every cell."""
+    """A request template made once (gate/templates.py `filling`), filled for every cell."""
 
     __slots__ = ("spec", "url", "headers", "body")
 

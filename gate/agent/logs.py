@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
+from collections.abc import Iterator
 
 CHUNK = 1 << 20
 Segment = tuple[int, int, bytes, bool]  # raw start, raw end, bytes to write, is a redaction

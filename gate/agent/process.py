@@ -77,7 +77,7 @@ class AgentProcess:
 
     def spawn(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child's stdout: handed to Popen, closed in `finally`
         try:
             self.proc = subprocess.Popen(
                 self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,

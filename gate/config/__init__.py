@@ -1,7 +1,11 @@
-"""Config: the YAML schema (pydantic models), loading with located errors, secrets."""
+"""Config: the YAML schema (pydantic models), reading with located errors, secrets.
 
-from gate.config.loader import LoadedConfig, load_config
+`read_config` validates everything a config says on its own; `gate.plan.load_config` adds the
+checks that need the plan and is what callers use to load a config to run.
+"""
+
+from gate.config.loader import LoadedConfig, read_config
 from gate.config.models import STAGES, Config
 from gate.config.secrets import Redactor
 
-__all__ = ["STAGES", "Config", "LoadedConfig", "Redactor", "load_config"]
+__all__ = ["STAGES", "Config", "LoadedConfig", "Redactor", "read_config"]

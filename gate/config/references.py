@@ -15,32 +15,24 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
-from gate.config.models import STAGES, Config
+from gate.config.models import Config
 from gate.config.problems import Loc, Problem
 from gate.config.value_checks import all_faults, all_invariants, hint
 from gate.errors import ConfigError
 
-WHEN_FIELDS = ("stage", "input", "mutation", "scenario")
 RESERVED_SCENARIOS = ("mutation", "replay")  # the scenarios of mutation and replay cells
 
 
-def reference_problems(config: Config, base_dir: Path, keep_plan: list | None = None) -> list[Problem]:
-    """Problems of cross-references; the plan built to check `when` is appended to `keep_plan`
-    (the run uses it as is: a big plan is not built twice)."""
+def reference_problems(config: Config, base_dir: Path) -> list[Problem]:
+    """Problems of cross-references (those of `when`, which need the plan, are gate/plan/load.py's)."""
     from gate.config.pricing import pricing_problems
-    from gate.plan import build_plan
 
-    problems = [*duplicate_problems(config), *fault_target_problems(config, base_dir), *trace_target_problems(config),
-                *world_state_problems(config), *session_problems(config, base_dir), *pricing_problems(config),
-                *command_tool_problems(config)]
-    if problems:  # the plan needs unique names and its session files
-        return problems
-    plan = build_plan(config, base_dir=base_dir)
-    if keep_plan is not None:
-        keep_plan.append(plan)
-    return when_problems(config, [cell.facts() for cell in plan])
+    return [*duplicate_problems(config), *fault_target_problems(config, base_dir), *trace_target_problems(config),
+            *world_state_problems(config), *session_problems(config, base_dir), *pricing_problems(config),
+            *command_tool_problems(config)]
 
 
 def vacuous(loc: Loc, message: str) -> Problem:
@@ -184,7 +176,7 @@ def fault_target_problems(config: Config, base_dir: Path) -> list[Problem]:
 
 def _profile_target_problems(config: Config, kinds: dict[str, str], base_dir: Path) -> list[Problem]:
     """A profile none of whose faults can reach any upstream of this config tests nothing."""
-    from gate.faults.profiles import resolve, search_dirs
+    from gate.config.profiles import resolve, search_dirs
 
     dirs = search_dirs(base_dir, config.profiles_dir)
     refs = [(("chaos", "profiles", i), name) for i, name in enumerate(config.chaos.profiles)]
@@ -272,39 +264,3 @@ def _glob(pattern: str) -> list[str]:
     import glob
 
     return glob.glob(pattern, recursive=True)
-
-
-# --- `when`: every pattern must select at least one cell of the plan --------------------------
-
-def _patterns(wanted: str | list[str], loc: Loc) -> list[tuple[Loc, str]]:
-    if isinstance(wanted, str):
-        return [(loc, wanted)]
-    return [(loc + (k,), p) for k, p in enumerate(wanted)]
-
-
-def _field_problem(field: str, pattern: str, loc: Loc, facts: list[dict]) -> Problem | None:
-    values = sorted({f[field] for f in facts if f[field] is not None})
-    if field == "stage" and not fnmatch.filter(STAGES, pattern):
-        return Problem(loc, f"unknown stage '{pattern}'{hint(pattern, STAGES)}")
-    if fnmatch.filter(values, pattern):
-        return None
-    if field == "stage":
-        return vacuous(loc, f"the plan has no {pattern} cells, so this `when` applies to no cell")
-    return vacuous(loc, f"when.{field} '{pattern}' matches no cell of the plan{hint(pattern, values)}")
-
-
-def when_problems(config: Config, facts: list[dict]) -> list[Problem]:
-    out = []
-    for loc, inv in all_invariants(config):
-        when = inv.when
-        if when is None:
-            continue
-        found = [_field_problem(field, pattern, at, facts)
-                 for field in WHEN_FIELDS if getattr(when, field) is not None
-                 for at, pattern in _patterns(getattr(when, field), loc + ("when", field))]
-        found = [p for p in found if p is not None]
-        if not found and not any(when.matches(f) for f in facts):
-            found.append(vacuous(loc + ("when",), f"no cell of the plan matches every condition of this `when`, so "
-                                                  f"'{inv.id}' is never checked"))
-        out += found
-    return out

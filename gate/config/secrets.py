@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
 MIN_DECLARED = 4  # a value the user declared secret; shorter ones would redact ordinary text
@@ -57,7 +57,7 @@ class Redactor:
         self._auth_names: dict[str, bool] = {}  # header name -> is_auth_header(name), asked per request
 
     @classmethod
-    def for_environment(cls, environ: Mapping[str, str], declared: Iterable[str] = ()) -> "Redactor":
+    def for_environment(cls, environ: Mapping[str, str], declared: Iterable[str] = ()) -> Redactor:
         redactor = cls()
         redactor.add_environment(environ, declared)
         return redactor

@@ -138,7 +138,7 @@ def recorded_offers(patterns: list[str], base_dir) -> set[str] | None:
     import json
     from pathlib import Path
 
-    from gate.proxy.offered import tool_names
+    from gate.dialects.offered import tool_names
     from gate.replay.session import read_session
 
     found: set[str] = set()

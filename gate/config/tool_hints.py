@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from gate.config.problems import Loc, Problem
 

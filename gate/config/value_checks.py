@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from gate.config.models import Config
 from gate.config.problems import Loc, Problem
@@ -24,11 +25,8 @@ INVOKE_NAMES = RESET_NAMES + ("input",)
 
 
 def value_problems(config: Config) -> list[Problem]:
-    from gate.services.templates import service_problems  # {{services.NAME.url}}, checked there
-
     return [*template_problems(config), *json_path_problems(config), *on_calls_problems(config),
-            *weight_problems(config), *mutation_kind_problems(config), *fixed_url_problems(config),
-            *service_problems(config)]
+            *weight_problems(config), *mutation_kind_problems(config), *fixed_url_problems(config)]
 
 
 def hint(word: str, options) -> str:
@@ -60,7 +58,7 @@ def _unknown_templates(value: Any, loc: Loc, names: tuple[str, ...], where: str)
     for at, text in _strings(value, loc):
         for m in TEMPLATE.finditer(text):
             name = m.group(1).strip()
-            if name not in names and not name.startswith("services."):  # gate/services/templates.py
+            if name not in names and not name.startswith("services."):  # gate/config/service_refs.py
                 problems.append(Problem(at, f"unknown template '{m.group(0)}'{_template_hint(name, names)}; "
                                             f"{where} knows {', '.join('{{' + n + '}}' for n in names)}"))
     return problems
@@ -130,7 +128,7 @@ def all_faults(config: Config) -> Iterator[tuple[Loc, Any]]:
 
 
 def _path_problem(path: str, loc: Loc) -> list[Problem]:
-    from gate.agent.templates import PathError, parse_path
+    from gate.templates import PathError, parse_path
 
     try:
         parse_path(path)

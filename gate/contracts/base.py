@@ -93,7 +93,7 @@ class Verdict:
     judged: bool = True
 
     @classmethod
-    def not_judged(cls, message: str) -> "Verdict":
+    def not_judged(cls, message: str) -> Verdict:
         return cls(True, message, judged=False)
 
 

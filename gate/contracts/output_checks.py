@@ -12,11 +12,12 @@ import json
 import math
 import re
 from collections import Counter
-from typing import Any, Callable, Literal
+from typing import Any, Literal
+from collections.abc import Callable
 
 from pydantic import Field, field_validator
 
-from gate.contracts.base import InvariantBase, Observation, Regex, Verdict, register
+from gate.contracts.base import InvariantBase, Observation, Verdict, register
 
 
 class OutputInvariant(InvariantBase):

@@ -7,7 +7,7 @@ answer ended cleanly (`extra["closed"]`), a command's exit code, the fault that 
 it, and the first bytes the agent was sent (`extra["shown"]`, kept for the HTML viewer:
 gate/proxy/exchange.py), so no body is copied for this check. MCP answers are unwrapped
 (a JSON-RPC error, an `isError` result, the result's text), and the text is then read as
-the sim reads a tool result (gate/sim/answers.py), so the two never disagree.
+the sim reads a tool result (gate/dialects/answers.py), so the two never disagree.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from gate.sim import answers
+from gate.dialects import answers
 
 EXCERPT = 80  # characters of an answer quoted in a message
 

@@ -266,7 +266,7 @@ class State(InvariantBase):
             return {"error": f"{type(exc).__name__}: {exc}"}
 
     def check(self, obs):
-        from gate.agent.templates import PathError, pick
+        from gate.templates import PathError, pick
 
         got = obs.state.get(self.id)
         if got is None or "error" in got:

@@ -36,10 +36,7 @@ class TokensMax(InvariantBase):
         usage = _usage(obs)
         if usage is None:
             return Verdict.not_judged("no usage: the agent's LLM calls do not go through the gate's proxy")
-        if self.count == "total":
-            n = usage["input_tokens"] + usage["output_tokens"]
-        else:
-            n = usage[f"{self.count}_tokens"]
+        n = usage["input_tokens"] + usage["output_tokens"] if self.count == "total" else usage[f"{self.count}_tokens"]
         what = "" if self.count == "total" else f"{self.count} "
         return Verdict(n <= self.max, f"{n} {what}tokens in {usage['calls']} LLM call(s) "
                                       f"(max {self.max}){_estimated(usage)}")

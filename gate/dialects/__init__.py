@@ -1,5 +1,9 @@
 """LLM wire dialects: one module per API, one neutral model between them (see base.py).
 
+Beside them, what is read off any dialect's turns: the tools a request offered and called
+(offered.py), tool protocols that travel as text (text/), and whether a tool's answer says it
+worked (answers.py, tool_errors.py), shared by the sim, the proxy and the invariants.
+
 `find(provider, method, path)` picks the dialect and operation for a proxied request.
 The path decides (each API's paths are distinct); the upstream's provider breaks the
 one tie, a bare `/models`, which both OpenAI and Anthropic serve in their own shapes.

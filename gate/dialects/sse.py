@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 BOUNDARY = re.compile(rb"\r?\n\r?\n")
 

@@ -55,9 +55,7 @@ class FaultBase(StrictModel):
             return False
         if self.model and not fnmatch.fnmatchcase(info.model or "", self.model):
             return False
-        if self.tool and not tool_matches(self.tool, info):
-            return False
-        return True
+        return not self.tool or tool_matches(self.tool, info)
 
     def label(self) -> str:
         return self.kind  # type: ignore[attr-defined]

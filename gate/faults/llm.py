@@ -105,7 +105,7 @@ class CutContent(_LlmFault):
                 if content_seen > 1:
                     continue
                 delivered += [slot.get() for slot in dialect.text_slots(doc, True) if not slot.restates]
-            await ex.write(map_event(event, lambda d: _marked(dialect, d, "".join(delivered))))
+            await ex.write(map_event(event, lambda d, delivered=delivered: _marked(dialect, d, "".join(delivered))))
         await resp.aclose()
         if content_seen > 1:
             ex.note(f"content cut after the first delta ({content_seen - 1} dropped)")

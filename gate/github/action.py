@@ -61,7 +61,7 @@ def run_action(env=os.environ, out=None) -> int:
 
 def _run(inputs, workdir: Path, workspace: Path, out):
     from gate.agent.reaper import install_signal_handlers
-    from gate.config import load_config
+    from gate.plan import load_config
     from gate.report.failure import redacted
     from gate.runner import run_gate
     from gate.runner.guard import run_guarded

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 from gate.instrument.clock import ClockReadings
 from gate.instrument.exchange import FunctionCall, FunctionExchange
-from gate.proxy.app import _plain
-from gate.proxy.exchange import RequestInfo
+from gate.proxy.exchange import RequestInfo, plain_json
 
 # function transport: target names of the trace and of faults (`target: functions`)
 TARGETS = {"function": "functions", "mcp-stdio": "mcp-stdio"}
@@ -56,18 +55,18 @@ class FunctionEndpoints:
         except ValueError:
             doc = None
         if not isinstance(doc, dict):
-            return await _plain(send, 200, {"action": "run"})
+            return await plain_json(send, 200, {"action": "run"})
         if what == "hello":
             self.seams.setdefault(str(doc.get("seam")), {k: v for k, v in doc.items() if k != "seam"})
-            return await _plain(send, 200, {})
+            return await plain_json(send, 200, {})
         if what == "clock":
             self.clock.note(doc)
-            return await _plain(send, 200, {})
+            return await plain_json(send, 200, {})
         if what == "begin":
-            return await _plain(send, 200, await self._begin(doc))
+            return await plain_json(send, 200, await self._begin(doc))
         if what == "end":
-            return await _plain(send, 200, await self._end(doc))
-        await _plain(send, 200, {"action": "run"})
+            return await plain_json(send, 200, await self._end(doc))
+        await plain_json(send, 200, {"action": "run"})
 
     def route_for(self, doc: dict) -> FunctionRoute:
         transport = str(doc.get("transport") or "function")

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from gate.mutation.mutators import DEFAULT_WEIGHTS, MUTATORS, RNG_FREE
 from gate.mutation.text import GuardedText, Preserve
+
+PRESERVE_NOTHING = Preserve()  # frozen: one shared default
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ def mutate(
     seed: int,
     count: int,
     weights: Mapping[str, float] | None = None,
-    preserve: Preserve = Preserve(),
+    preserve: Preserve = PRESERVE_NOTHING,
     extra: Mapping[str, Callable] | None = None,
 ) -> list[Mutation]:
     """`count` mutations of `text`; a kind that cannot honour `preserve` yields to the next."""

@@ -56,7 +56,7 @@ class GuardedText:
         self._found: dict = {}  # one input gets hundreds of mutations: its free spots are found once
 
     @classmethod
-    def from_parts(cls, text: str, mask: list[bool]) -> "GuardedText":
+    def from_parts(cls, text: str, mask: list[bool]) -> GuardedText:
         self = cls.__new__(cls)
         self.text, self.mask, self._found = text, mask, {}
         return self
@@ -83,11 +83,11 @@ class GuardedText:
 
     def map_free_chars(self, fn) -> str:
         """`fn` of each unprotected character, in order (a list, not a generator: join builds one anyway)."""
-        return "".join([fn(ch) if not locked else ch for ch, locked in zip(self.text, self.mask)])
+        return "".join([fn(ch) if not locked else ch for ch, locked in zip(self.text, self.mask, strict=True)])
 
     def protected_spans(self) -> list[str]:
         spans, current = [], []
-        for ch, locked in zip(self.text, self.mask):
+        for ch, locked in zip(self.text, self.mask, strict=True):
             if locked:
                 current.append(ch)
             elif current:

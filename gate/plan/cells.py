@@ -97,7 +97,7 @@ def _applicable(config: Config, facts: dict, session=None, declared=None, named=
 
 def _per_fault(name: str, faults: tuple) -> list[dict]:
     """A profile's cells: one per fault (gate/faults/profiles.split), or one for a single fault."""
-    from gate.faults.profiles import split
+    from gate.config.profiles import split
 
     parts = split(faults)
     if len(parts) <= 1:
@@ -186,7 +186,7 @@ def _replay_cells(config: Config, base_dir, resolve=None) -> list[dict]:
         same = dict(stage="replay", input_id=session.input_id, text=session.input, original_text=session.input,
                     session=session)
         cells.append(dict(same, scenario="replay", id=f"replay/{session.id}"))
-        # chaos on top of the recording: its answers, the scenario's faults (gate.replay.serve.ReplayUpstream)
+        # chaos on top of the recording: its answers, the scenario's faults (gate.proxy.replayed.ReplayUpstream)
         for name, faults in scenarios:
             parts = [dict(scenario=name, faults=faults, suffix="")] if name in named else _per_fault(name, faults)
             for part in parts:
@@ -197,7 +197,7 @@ def _replay_cells(config: Config, base_dir, resolve=None) -> list[dict]:
 
 def scenario_resolver(config: Config, base_dir=None):
     """name or Scenario -> its faults (profiles expanded), for the plan."""
-    from gate.faults.profiles import resolve, search_dirs
+    from gate.config.profiles import resolve, search_dirs
 
     dirs = search_dirs(base_dir, config.profiles_dir)
 
@@ -232,7 +232,7 @@ def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_buil
                getattr(session, "contract", None))
         invariants = applicable.get(key)
         if invariants is None:
-            facts = dict(zip(("stage", "input", "mutation", "scenario"), key))  # as Cell.facts() has them
+            facts = dict(zip(("stage", "input", "mutation", "scenario"), key, strict=True))  # as Cell.facts() has them
             invariants = applicable[key] = _applicable(config, facts, session, declared, named)
         cells.append(Cell(index=index, seed=derive_seed(config.seed, spec["id"]), invariants=invariants, **spec))
     return cells

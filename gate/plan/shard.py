@@ -40,4 +40,4 @@ def assign(cells: list[Cell], total: int, runs: int) -> list[int]:
 
 
 def shard_of(cells: list[Cell], index: int, total: int, runs: int) -> list[Cell]:
-    return [c for c, s in zip(cells, assign(cells, total, runs)) if s == index]
+    return [c for c, s in zip(cells, assign(cells, total, runs), strict=True) if s == index]

@@ -9,14 +9,13 @@ never have its calls charged to the next one.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
-from gate.agent.dilation import AgentClock
+from gate.transport.clock import AgentClock
 from gate.faults import Schedule
 from gate.faults.shapes import error_for
-from gate.proxy import offered
-from gate.proxy.exchange import Aborted, Exchange
+from gate.dialects import offered
+from gate.proxy.exchange import Aborted, Exchange, plain_json
 from gate.proxy.mcp_tools import McpTools
 from gate.proxy.routes import Route, split_path
 from gate.proxy.trace import TraceEntry
@@ -73,7 +72,9 @@ class RunState:
 
 
 class ProxyApp:
-    def __init__(self, routes: dict[tuple[str, str], Route]):
+    def __init__(self, routes: dict[tuple[str, str], Route], functions=None):
+        """`functions(app)` makes the handler of `/fn/` (in-process tool calls: gate/instrument/calls.py),
+        handed in by the runner because the instrumentation sits above the proxy; without it `/fn/` is a 404."""
         self.routes = routes
         self.current: RunState | None = None
         self.on_header = None  # (name, value) -> None: lets the Redactor learn the agent's auth headers
@@ -82,9 +83,7 @@ class ProxyApp:
         # not entries, because a runaway agent can make many and their bodies can be large
         self.stray: list[tuple] = []
         self.mcp = McpTools()  # what MCP upstreams said of their tools (gate/proxy/mcp_tools.py)
-        from gate.instrument.calls import FunctionEndpoints
-
-        self.functions = FunctionEndpoints(self)  # /fn/: in-process tool calls (gate/instrument)
+        self.functions = functions(self) if functions is not None else None  # /fn/: in-process tool calls
         self.offered: set[str] = set()  # tool names the agent offered its model or called (coverage)
         self.model_called: set[str] = set()  # tool names the model called, read off the history (reach)
         self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
@@ -93,14 +92,14 @@ class ProxyApp:
         if scope["type"] != "http":
             return
         try:
-            if scope["path"].startswith("/fn/"):
+            if scope["path"].startswith("/fn/") and self.functions is not None:
                 return await self.functions.handle(scope["path"][4:], await _read_body(receive), send)
             parts = split_path(scope["path"])
             route = self.routes.get(parts[:2]) if parts else None
             if route is None:
                 known = ", ".join(f"/{k}/{n}" for k, n in sorted(self.routes))
                 why = f"chaos-gate proxy: no upstream at {scope['path']} (known: {known})"
-                return await _plain(send, 404, {"error": why})
+                return await plain_json(send, 404, {"error": why})
             body = await _read_body(receive)
         except AgentGone:  # the request never arrived whole: nothing was forwarded, nothing to answer
             return
@@ -142,7 +141,7 @@ class ProxyApp:
                 await _serve_recorded(run.replay, info, body, ex)
             elif decision is not None:
                 if run.replay is not None:  # chaos on a replay: the recording is the upstream the fault sees
-                    from gate.replay.serve import ReplayUpstream
+                    from gate.proxy.replayed import ReplayUpstream
 
                     ex.upstream = ReplayUpstream(run.replay, ex)
                 entry.fault, entry.fault_index = decision.fault.label(), decision.index
@@ -227,13 +226,6 @@ async def _read_body(receive) -> bytes:
     return b"".join(chunks)
 
 
-async def _plain(send, status: int, doc: dict) -> None:
-    body = json.dumps(doc).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
-
-
 async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
     from gate.replay.session import request_doc
 
@@ -244,6 +236,6 @@ async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
         ex.note("not in the recording")
         await ex.respond_json(502, error_for(info, 502, "chaos-gate replay: request not in the recording"))
         return
-    from gate.replay.serve import serve_exchange
+    from gate.proxy.replayed import serve_exchange
 
     await serve_exchange(recorded, info, ex, imported=book.session.source != "recorded")  # as it happened

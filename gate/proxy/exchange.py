@@ -16,7 +16,8 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
+from collections.abc import AsyncIterator
 
 from gate.proxy.trace import TraceEntry
 from gate.proxy.usage import UsageMeter
@@ -80,7 +81,7 @@ class UpstreamResponse:
         self.tap = None  # (chunk, is_sse) -> None: the usage meter reads what the upstream sent
         self._content_type: str | None = None
 
-    def watch(self) -> "UpstreamResponse":
+    def watch(self) -> UpstreamResponse:
         """Digest what is read from here on (before the first byte of the body)."""
         self.seen = hashlib.sha256(f"{self.status}\n".encode())
         return self
@@ -328,3 +329,11 @@ class Exchange:
 
     def note(self, text: str) -> None:
         self.entry.note = (self.entry.note + " " + text).strip()
+
+
+async def plain_json(send, status: int, doc: dict) -> None:
+    """A whole JSON answer of the proxy's own (not an upstream's), straight onto ASGI `send`."""
+    body = json.dumps(doc).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

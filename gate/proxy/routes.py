@@ -7,10 +7,9 @@ to the upstream's base URL, so the agent's env var is the only change it sees.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 from dataclasses import dataclass
 
+from gate.proxy.bodies import json_of
 from gate.proxy.exchange import RequestInfo
 
 
@@ -23,7 +22,7 @@ class Route:
 
     def describe(self, method: str, path: str, body: bytes) -> RequestInfo:
         info = RequestInfo(kind=self.kind, name=self.name, provider=self.provider, method=method, path=path)
-        doc = info.doc = _json(body)
+        doc = info.doc = json_of(body)
         if self.kind == "llm":
             _describe_llm(info, doc)
         elif self.provider == "mcp":
@@ -82,40 +81,6 @@ def _dialects():
     from gate import dialects
 
     return dialects
-
-
-_SCAN = json.JSONDecoder().raw_decode
-_SPACE = json.decoder.WHITESPACE.match
-
-
-def _json(body: bytes):
-    """The body's JSON, or None. A UTF-8 body is scanned directly (json.loads on bytes first sniffs
-    the encoding in Python, on every request); anything unusual takes json.loads' own path."""
-    if not body:
-        return None
-    try:
-        text = body.decode()
-        doc, end = _SCAN(text, _SPACE(text, 0).end())
-        if _SPACE(text, end).end() == len(text):
-            return doc
-    except ValueError:
-        pass
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
-VOLATILE = {"id", "request_id", "timestamp", "created", "nonce", "trace_id"}
-
-
-def body_digest(body: bytes) -> str:
-    """Digest of the body that ignores key order and volatile top-level fields."""
-    doc = _json(body)
-    if isinstance(doc, dict):
-        doc = {k: v for k, v in doc.items() if k not in VOLATILE}
-    canonical = json.dumps(doc, sort_keys=True).encode() if doc is not None else body
-    return hashlib.sha256(canonical).hexdigest()[:16]
 
 
 def split_path(path: str) -> tuple[str, str, str] | None:

@@ -47,7 +47,7 @@ LINGER = 2.0  # seconds a refused connection reads on before it closes, so the r
 class _Connection(asyncio.Protocol):
     """One agent connection: llhttp parses what arrives; one cycle is served at a time."""
 
-    def __init__(self, server: "ProxyServer"):
+    def __init__(self, server: ProxyServer):
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpRequestParser(self)

@@ -50,7 +50,7 @@ class TraceEntry:
         (LLM bodies can be large, and only replay and side_effect_once need it)."""
         cached = self.extra.get("digest")
         if cached is None:
-            from gate.proxy.routes import body_digest
+            from gate.proxy.bodies import body_digest
 
             cached = self.extra["digest"] = body_digest(self.body)
         return cached

@@ -30,7 +30,7 @@ class UsageMeter:
         self.chars = 0  # text and tool arguments read, for the estimate
 
     @classmethod
-    def for_request(cls, info, body: bytes, status: int) -> "UsageMeter | None":
+    def for_request(cls, info, body: bytes, status: int) -> UsageMeter | None:
         """A meter for a generating LLM call; None for tools, token counting, model lists."""
         if info.kind != "llm" or info.operation != "generate" or info.dialect is None:
             return None

@@ -1,1 +1,1 @@
-"""Replay: recorded sessions, served back hermetically; export, import, pins, sweeps."""
+"""Replay: recorded sessions, their books and pins, export and import; served back by gate/proxy/replayed.py."""

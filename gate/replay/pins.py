@@ -7,7 +7,7 @@ as such in the verdict, never silently dropped.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import yaml
@@ -46,7 +46,7 @@ def add_pins(path: Path, pins: list[Pin]) -> list[Pin]:
     have = {(p.id, p.seed) for p in corpus.pins}
     added = [p for p in pins if (p.id, p.seed) not in have]
     for p in added:
-        p.pinned_at = p.pinned_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
+        p.pinned_at = p.pinned_at or datetime.now(UTC).isoformat(timespec="seconds")
     corpus.pins.extend(added)
     path.write_text("# chaos-gate seed corpus: failing cells that run first on every run.\n"
                     + yaml.safe_dump(corpus.model_dump(), sort_keys=False), encoding="utf-8")

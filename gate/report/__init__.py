@@ -1,12 +1,10 @@
 """Report: the canonical model and its renderers (JSON, JUnit, Markdown, terminal)."""
 
-import json
-import re
 from pathlib import Path
 
 from gate.heap import frozen_heap
 from gate.report import html, junit, markdown
-from gate.report.json_stream import write_json
+from gate.report.json_stream import to_json, write_json
 from gate.report.model import Report
 
 
@@ -41,29 +39,6 @@ def read_report(path, flag: str = "") -> Report:
         raise ConfigError(f"{where}: cannot read the report: {exc.strerror}") from None
     except ValidationError as exc:
         raise ConfigError(f"{where}: not a chaos-gate report ({exc.errors()[0]['msg']})") from None
-
-
-def to_json(report: Report) -> str:
-    """report.json. A lone surrogate (from an agent's request path, a config value, ...) cannot be
-    written as UTF-8: rather than crash after the verdict was decided, spell it out as \\udxxx."""
-    try:
-        return report.model_dump_json(indent=2, by_alias=True) + "\n"
-    except ValueError:  # pydantic's serialisation error subclasses ValueError
-        doc = _without_surrogates(report.model_dump(mode="json", by_alias=True))
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _without_surrogates(value):
-    if isinstance(value, str):
-        return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
-    if isinstance(value, dict):
-        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_surrogates(v) for v in value]
-    return value
 
 
 def verdict_json(report: Report) -> str:

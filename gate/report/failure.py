@@ -11,9 +11,9 @@ before any renderer sees them.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
-from gate import __version__
+from gate.version import __version__
 from gate.errors import EXIT_ERROR
 from gate.report.model import CellResult, Counts, Report, RunInfo, Timings, VerdictPart
 
@@ -32,7 +32,7 @@ def failure_report(loaded, error_reason: str, message: str, label: str | None = 
     redact = loaded.redactor.redact
     label = label or str(loaded.path)
     message = redact(message)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     started = started or now
     part = VerdictPart(
         verdict="error", exit_code=EXIT_ERROR, score=None, min_score=loaded.config.gate.min_score,

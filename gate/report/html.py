@@ -12,7 +12,7 @@ the end of the agent's log (stderr); cells not judged and re-run cells are liste
 
 from __future__ import annotations
 
-from gate.agent.invoke import LOG_MARK
+from gate.report.log_tail import LOG_MARK
 from gate.report.escape import html_attr as attr
 from gate.report.escape import html_block as block
 from gate.report.html_assets import CSP, CSS, JS
@@ -187,7 +187,7 @@ def waterfall(steps, times: list, pairs: list) -> str:
     """One row per exchange: a bar from its start to its end on the run's time axis."""
     spans = [tuple(times[n][:2]) if n < len(times) else (None, None) for n in range(len(steps))]
     waits = [(s.retry_after or 0) * 1000 for s in steps]
-    horizon = max([e or s or 0 for s, e in spans] + [(e or s or 0) + w for (s, e), w in zip(spans, waits)] + [1.0])
+    horizon = max([e or s or 0 for s, e in spans] + [(e or s or 0) + w for (s, e), w in zip(spans, waits, strict=True)] + [1.0])
     failed: dict = {}  # (target, method, path) -> whether its last call failed
     rows = []
     for n, step in enumerate(steps):

@@ -16,8 +16,10 @@ traces from report.json opt in) keeps everything.
 from __future__ import annotations
 
 import functools
+import json
+import re
 from pathlib import Path
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from pydantic import TypeAdapter
 
@@ -118,8 +120,6 @@ def _adapter(kind) -> TypeAdapter:
 
 def write_json(report: Report, path: Path, redact: Callable[[str], str] = lambda s: s, full: bool = False) -> None:
     """Write report.json streaming; identical bytes to `redact(to_json(compacted(report, full)))`."""
-    from gate.report import to_json
-
     try:
         skeleton = to_json(_skeleton(report))
         holes = _holes(skeleton)
@@ -130,7 +130,7 @@ def write_json(report: Report, path: Path, redact: Callable[[str], str] = lambda
             lists = [(report.verdict.cells, compact_cell if not full else _same, CellResult),
                      (report.timings.cells, _same, CellTiming)]
             cursor = 0
-            for at, (items, transform, kind) in zip(holes, lists):
+            for at, (items, transform, kind) in zip(holes, lists, strict=True):
                 out.write(redact(skeleton[cursor:at]).encode("utf-8"))
                 for chunk in _items_json(items, transform, kind):
                     out.write(redact_bytes(chunk))
@@ -155,3 +155,26 @@ def dumps_streamed(report: Report, full: bool = False) -> str:
 
 
 __all__ = ["compact_cell", "compacted", "dumps_streamed", "is_compactable", "write_json"]
+
+
+def to_json(report: Report) -> str:
+    """report.json. A lone surrogate (from an agent's request path, a config value, ...) cannot be
+    written as UTF-8: rather than crash after the verdict was decided, spell it out as \\udxxx."""
+    try:
+        return report.model_dump_json(indent=2, by_alias=True) + "\n"
+    except ValueError:  # pydantic's serialisation error subclasses ValueError
+        doc = _without_surrogates(report.model_dump(mode="json", by_alias=True))
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value):
+    if isinstance(value, str):
+        return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value

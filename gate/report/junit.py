@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import socket
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from gate.contracts.base import SEVERITY_RANK
@@ -200,9 +200,9 @@ def _timestamp(started_at: str) -> str:
     try:
         when = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
     except ValueError:
-        when = datetime.fromtimestamp(0, timezone.utc)
+        when = datetime.fromtimestamp(0, UTC)
     if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
+        when = when.astimezone(UTC)
     return when.strftime("%Y-%m-%dT%H:%M:%S")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from gate.agent.invoke import LOG_MARK  # a crash's detail (and a start-up error): summary, LOG_MARK, log tail
+from gate.report.log_tail import LOG_MARK  # a crash's detail (and a start-up error): summary, LOG_MARK, log tail
 from gate.contracts.base import SEVERITY_RANK
 from gate.report.escape import code, code_block, html_text, text
 from gate.report.excerpt import gaps, shown_steps

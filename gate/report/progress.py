@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, TextIO
+from typing import TextIO
+from collections.abc import Callable
 
 DEFAULT_INTERVAL = 5.0
 

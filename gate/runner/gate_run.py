@@ -11,9 +11,9 @@ failed on an agent an earlier cell left broken are re-run on a restarted one
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from gate.agent.logs import scrub_dir
 from gate.config import LoadedConfig
@@ -109,7 +109,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     ledgers = recover.attach(workers)  # what ran where, and whether the agent stayed up
     if on_plan:
         on_plan(len(cells) * config.runs)
-    started, t0 = datetime.now(timezone.utc), time.monotonic()
+    started, t0 = datetime.now(UTC), time.monotonic()
     budget, shrinks = insights.budget_for(config), {}
     reruns: list = []
     followup = recover.chain(recover.followup(config, cells, invariants, baselines, budget, ledgers, reruns),

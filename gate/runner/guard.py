@@ -13,9 +13,9 @@ Config errors are not caught here: they are the user's to fix and have their own
 from __future__ import annotations
 
 import traceback
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from gate.agent import reaper
 from gate.agent.logs import scrub_dir
@@ -23,7 +23,7 @@ from gate.agent.process import AgentStartError
 from gate.errors import ConfigError, HarnessError
 from gate.report.failure import failure_report, mark_error
 from gate.report.model import Report
-from gate.runner.loop import run_async
+from gate.transport.loop import run_async
 
 
 def run_pool_interruptible(make_pool, empty) -> tuple[object, reaper.Interrupted | None]:
@@ -51,7 +51,7 @@ def end_interrupted(report: Report, loaded, exc: reaper.Interrupted, finished: i
 
 def run_guarded(loaded, out_dir: Path, label: str, run: Callable[[], Report]) -> Report:
     """`run()`, or the error report of how it failed; the logs are scrubbed either way."""
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     try:
         return run()
     except ConfigError:

@@ -15,7 +15,8 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from gate.agent import AgentInstance
 from gate.config import LoadedConfig
@@ -108,7 +109,7 @@ class Worker:
         run, latency, times, stats, self.bodies = done.value()
         return run, latency, times, stats
 
-    async def observe(self, item: WorkItem, invariants: list[InvariantBase], baseline: str | None) -> "Finished":
+    async def observe(self, item: WorkItem, invariants: list[InvariantBase], baseline: str | None) -> Finished:
         """One run of one cell, up to what must happen while the agent is live: its answer, the
         hooks' ends, the state probes, a restart. Judging it is left to `Finished.value()`. The
         awaits that usually have nothing to do (no reset request, no state probe, no restart) are
@@ -157,12 +158,12 @@ class Worker:
         restarting it keeps those calls out of the next cell's trace (the proxy records any
         that arrive in between as stray, never as the next cell's)."""
         policy = self.instance.spec.restart
-        if policy == "always" or (policy == "on_timeout" and reason in STILL_BUSY):
-            if self.instance.process is not None:
-                try:
-                    await self.instance.restart()
-                except Exception:  # the next cell's ensure_alive retries, and reports it as an error
-                    pass
+        busy = policy == "always" or (policy == "on_timeout" and reason in STILL_BUSY)
+        if busy and self.instance.process is not None:
+            try:
+                await self.instance.restart()
+            except Exception:  # the next cell's ensure_alive retries, and reports it as an error
+                pass
 
     def take_stray(self) -> list:
         return [call for hook in self.hooks for call in (getattr(hook, "take_stray", lambda: [])())]
@@ -194,7 +195,7 @@ class Finished:
         self._value = None
 
     @classmethod
-    def now(cls, result: RunResult) -> "Finished":
+    def now(cls, result: RunResult) -> Finished:
         """A run that ended in a harness error: nothing to judge, and no time measured."""
         done = cls(result.run, None, None, [])
         done._value = (result, 0.0, [], None, [])

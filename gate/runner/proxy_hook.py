@@ -13,6 +13,7 @@ import os
 from gate.config.chaos import IN_PROCESS_KINDS
 from gate.config.models import Config
 from gate.faults import Schedule
+from gate.instrument.calls import FunctionEndpoints
 from gate.proxy.app import ProxyApp, RunState
 from gate.proxy.routes import Route
 from gate.proxy.server import ProxyServer
@@ -36,7 +37,7 @@ class ProxyHook:
         self.config, self.worker = config, worker
         self.record_dir, self.redact = record_dir, redact
         self.client = None
-        self.app = ProxyApp({})
+        self.app = ProxyApp({}, functions=FunctionEndpoints)
         # redact is the Redactor's bound `redact`: let its Redactor learn the auth headers the agent sends
         self.app.on_header = getattr(getattr(redact, "__self__", redact), "note_header", None)
         self.server = ProxyServer(self.app, bind, advertise, idle_timeout=config.agent.idle_timeout)
@@ -83,7 +84,7 @@ class ProxyHook:
                 continue
             provider = "mcp" if tool.kind == "mcp" else "http"
             routes[("tool", tool.name)] = Route("tool", tool.name, provider, HttpUpstream(tool.upstream, self.client))
-        from gate.worlds.serve import WorldUpstream
+        from gate.proxy.world_upstream import WorldUpstream
 
         for world in self.config.worlds:
             upstream = self.worlds[world.name] = WorldUpstream(world, self.config.seed)

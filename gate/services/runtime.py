@@ -25,11 +25,11 @@ from gate.agent import reaper
 from gate.agent import dilation
 from gate.agent.environment import agent_environment
 from gate.agent.process import AgentProcess, AgentStartError, argv_of, free_port
-from gate.agent.templates import render
+from gate.templates import render
 from gate.config.models import ServiceSpec
-from gate.services.templates import render_services
+from gate.config.service_refs import render_services
 
-RUNNING: ContextVar[list] = ContextVar("chaos_gate_services", default=[])  # the services of the run in progress
+RUNNING: ContextVar[list | tuple] = ContextVar("chaos_gate_services", default=())  # the services of the run in progress
 
 
 class Service:
@@ -143,8 +143,8 @@ async def _start_all(services: list[Service]) -> dict[str, dict[str, str]]:
 @contextmanager
 def running_services(loaded, log_dir: Path):
     """Yields `loaded` with every `{{services.*}}` resolved, while the services run; stops them after."""
-    from gate.runner.loop import run_async
-    from gate.services.templates import resolve_config
+    from gate.transport.loop import run_async
+    from gate.config.service_refs import resolve_config
 
     specs = loaded.config.services
     if not specs:

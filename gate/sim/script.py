@@ -12,7 +12,7 @@ parse, never follows a tool error with a scripted success unless told to, and �
 `injection: obey` — behaves like a model that fell for instructions in a tool result.
 
 What counts as a tool error is what a model reading the result would take for one
-(gate/sim/answers.py): a flagged or failure-worded result, an error object in a 200, and
+(gate/dialects/answers.py): a flagged or failure-worded result, an error object in a 200, and
 an empty or cut answer; a rule's `success` regex says explicitly what its tools' success
 looks like. So the final words follow what the tool answered — the rule's answer on
 success, its `on_error` answer otherwise — and `claims_backed`, which reads the agent's
@@ -30,7 +30,7 @@ import jsonschema
 
 from gate.config.sim import SimCall, SimConfig, SimRule, SimStep
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, sim_usage, stable_id
-from gate.sim import answers, tool_errors
+from gate.dialects import answers, tool_errors
 from gate.sim.schema_value import value_for
 
 INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"

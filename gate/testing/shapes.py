@@ -25,7 +25,7 @@ import copy
 import functools
 import inspect
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any, Literal
 
@@ -191,7 +191,7 @@ def pin(path: Path, key: str, shape: Shape, reason: str) -> bool:
     if any({k: p.get(k) for k in entry} == entry for p in pins):
         return False
     pins.append({**entry, "reason": reason[:300],
-                 "pinned_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                 "pinned_at": datetime.now(UTC).isoformat(timespec="seconds")})
     path.write_text("# chaos-gate shape corpus: failing LLM answer shapes, run first by their tests.\n"
                     + yaml.safe_dump({"pins": pins}, sort_keys=False), encoding="utf-8")
     return True

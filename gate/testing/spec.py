@@ -84,7 +84,7 @@ def _sim_config(sim, base_dir: Path):
     if isinstance(sim, SimConfig):
         return sim
     if isinstance(sim, (str, Path)):
-        from gate.worlds.files import read_world_data
+        from gate.config.world_files import read_world_data
 
         doc, _ = read_world_data(Path(base_dir) / sim)
         sim = doc.get("sim", doc) if isinstance(doc, dict) else doc
@@ -96,7 +96,7 @@ def _sim_config(sim, base_dir: Path):
 
 def _world(source, options: dict, base_dir: Path):
     from gate.errors import ConfigError
-    from gate.worlds.files import load_world_file, world_problems
+    from gate.config.world_files import load_world_file, world_problems
     from gate.worlds.model import World, WorldFaultRule, env_name
 
     overrides = {k: options.get(k) for k in ("name", "env", "mcp_env")}
@@ -134,7 +134,7 @@ def build_spec(*, base_dir: Path, config: str | Path | None = None, worlds=(), s
     base_dir = Path(base_dir)
     loaded = None
     if config is not None:
-        from gate.config import load_config
+        from gate.plan import load_config
 
         loaded = load_config(Path(base_dir) / config)
         cfg = loaded.config

@@ -66,11 +66,11 @@ def sim_config(path: Path):
     from pydantic import ValidationError
 
     from gate.config.sim import SimConfig
-    from gate.worlds.files import read_world_data
+    from gate.config.world_files import read_world_data
 
     data, _ = read_world_data(path)
     if isinstance(data, dict) and "agent" in data:
-        from gate.config import load_config
+        from gate.plan import load_config
 
         return load_config(path).config.sim
     doc = data.get("sim", data) if isinstance(data, dict) else data
@@ -124,11 +124,11 @@ def sim_serve(path: Path, host: str, port: int, out=sys.stdout) -> int:
 
 def load_world(path: Path, name: str | None = None):
     """A world file, or one world of a chaos-gate.yaml (`--world NAME` when it has several)."""
-    from gate.worlds.files import load_world_file, read_world_data
+    from gate.config.world_files import load_world_file, read_world_data
 
     data, _ = read_world_data(path)
     if isinstance(data, dict) and "worlds" in data and "agent" in data:
-        from gate.config import load_config
+        from gate.plan import load_config
 
         worlds = {w.name: w for w in load_config(path).config.worlds}
         if not worlds:
@@ -194,7 +194,7 @@ def _log(name, args, out) -> None:
 
 def world_serve(path: Path, *, http: bool, host: str, port: int, faults: bool, seed: int, name: str | None,
                 state_file: Path | None, out=sys.stdout) -> int:
-    from gate.worlds.serve import WorldUpstream
+    from gate.proxy.world_upstream import WorldUpstream
 
     world = load_world(path, name)
     upstream = WorldUpstream(world, seed, faults=faults, on_call=_log)

@@ -9,12 +9,12 @@ from the run must reach it through the cells, the coverage and the reach, never 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
-from gate import __version__
+from gate.version import __version__
 from gate.config import LoadedConfig
 from gate.plan import invariants_of
-from gate.report.compare import compare
+from gate.scoring.compare import compare
 from gate.report.model import (CellResult, Counts, InvariantSummary, PinStatus, Report, RunInfo, Timings,
                                VerdictPart)
 from gate.scoring import decide, overall_score, score_stages
@@ -62,7 +62,7 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
                                            startup=not_started, reruns=reruns))
     part.warnings += regression_warning(config, baseline)
     _apply_pins(part, list(pins))
-    finished = datetime.now(timezone.utc)
+    finished = datetime.now(UTC)
     return Report(verdict=part, timings=Timings(
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
         wall_seconds=round(wall, 3), agent_startup_seconds=startup, cells=timings),

@@ -84,7 +84,7 @@ def fault_coverage(cells, results: dict[str, CellResult], stats: dict[str, list]
             row["cells"] += 1
         runs = results[cell.id].runs
         per_run = stats.get(cell.id) or [None] * len(runs)
-        for run, run_stats in zip(runs, per_run):
+        for run, run_stats in zip(runs, per_run, strict=False):
             _add_run(group["rows"], run_stats, run.trace, offset, len(cell.faults))
     out = []
     for (stage, scenario), group in groups.items():
@@ -99,7 +99,7 @@ def explain(rows: list[FaultCoverage], faults, reach) -> None:
     calls it again over the summed rows with the union of the shards' reach, so the words are the
     unsharded run's: a reason that names what the agent offered, or a hint that names the most calls
     one run made, depends on every cell, not on one shard's."""
-    for row, fault in zip(rows, faults):
+    for row, fault in zip(rows, faults, strict=False):
         row.status = _status(row.model_dump())
         row.tool = getattr(fault, "tool", None) if TOOL in fault.applies_to else None
         if row.matched == 0 and TOOL in fault.applies_to and fault.target in ("*", "tools", "functions", "mcp-stdio"):
@@ -197,7 +197,7 @@ def merge_coverage(parts: list[list[ScenarioCoverage]], cells=(), faults_of=None
                 merged[(sc.stage, sc.scenario)] = sc.model_copy(deep=True)
                 continue
             have.cells += sc.cells
-            for mine, theirs in zip(have.faults, sc.faults):
+            for mine, theirs in zip(have.faults, sc.faults, strict=False):
                 mine.cells += theirs.cells
                 mine.matched += theirs.matched
                 mine.fired += theirs.fired

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import shlex
 
-from gate.agent.invoke import CRASH_REASONS, log_tail_of
+from gate.report.log_tail import CRASH_REASONS, log_tail_of
 from gate.contracts import InvariantBase, Observation
 from gate.contracts.base import SEVERITY_RANK
 from gate.plan import Cell
@@ -47,7 +47,7 @@ def check_run(invariants: list[InvariantBase], obs: Observation) -> list[CheckRe
         key = ("check", inv.id, inv.severity, v.passed, v.message, v.judged)
         found = _SHARED.get(key)  # _shared, inlined: this runs for every check of every cell
         if found is None:
-            found = _shared(key, lambda: CheckResult(
+            found = _shared(key, lambda inv=inv, v=v: CheckResult(
                 invariant=inv.id, severity=inv.severity, passed=v.passed, message=v.message, judged=v.judged))
         out.append(found)
     return out

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 
-from gate import __version__
+from gate.version import __version__
 from gate.config import LoadedConfig
 from gate.plan import build_plan
 from gate.errors import ConfigError
@@ -32,7 +32,7 @@ def read_reports(paths: list[Path]) -> list[Report]:
 
 
 def _check(loaded: LoadedConfig, reports: list[Report], paths: list) -> None:
-    for path, r in zip(paths, reports):
+    for path, r in zip(paths, reports, strict=True):
         v = r.verdict
         if v.seed != loaded.config.seed:
             raise ConfigError(f"{path}: made with seed {v.seed}, but the config's seed is {loaded.config.seed} "

@@ -21,8 +21,8 @@ from gate.config.references import why_unreached
 from gate.report.model import CellReach, Reach
 
 def _frameworks() -> str:
-    """Every framework the gate instruments, by language, from the seam table (gate/instrument/frameworks.py)."""
-    from gate.instrument.frameworks import FRAMEWORKS as TABLE
+    """Every framework the gate instruments, by language, from the seam table (gate/report/frameworks.py)."""
+    from gate.report.frameworks import FRAMEWORKS as TABLE
 
     names = {lang: ", ".join(f.name.replace("`", "") for f in TABLE if f.language == lang) for lang in ("python", "node")}
     return f"Python: {names['python']}; Node: {names['node']}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gate.agent.invoke import CRASH_REASONS, LOG_MARK, log_tail_of
+from gate.report.log_tail import CRASH_REASONS, LOG_MARK, log_tail_of
 from gate.errors import EXIT_ERROR
 from gate.report.model import CellResult, Rerun
 from gate.verdict.coverage import idle_faults, vacuous_invariant_items, vacuous_scenario_items

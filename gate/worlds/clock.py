@@ -11,15 +11,15 @@ windows are all measured on it, so a test of them never waits.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Callable
+from datetime import datetime, timedelta, UTC
+from collections.abc import Callable
 
 from gate.worlds.model import EPOCH
 
 
 class WorldClock:
     def __init__(self, start: datetime = EPOCH, offset: Callable[[], float] = lambda: 0.0):
-        self.start = start if start.tzinfo else start.replace(tzinfo=timezone.utc)
+        self.start = start if start.tzinfo else start.replace(tzinfo=UTC)
         self._offset = offset  # seconds added from outside (the proxy's latency faults)
         self._moved = 0.0
 
@@ -43,7 +43,7 @@ class WorldClock:
         return self.now()
 
     def set(self, when: datetime) -> datetime:
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
         self._moved = (when - self.start).total_seconds() - self._offset()
         return self.now()
 

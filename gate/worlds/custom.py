@@ -30,7 +30,8 @@ import logging
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from pydantic import ConfigDict, ValidationError, create_model
 
@@ -134,7 +135,7 @@ def args_of(func: Callable) -> _Args:
 
 def call(func: Callable, world, clock, args: dict, name: str):
     """Run one custom operation; its errors become OperationErrors carrying their message."""
-    from gate.worlds.state import OperationError
+    from gate.worlds.errors import OperationError
 
     try:
         kwargs = args_of(func).validate(args or {})

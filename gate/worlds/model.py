@@ -10,7 +10,7 @@ cannot (type names, refs, seed ids, importable custom operations) on the exact l
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -19,7 +19,7 @@ from gate.contracts.base import StrictModel
 
 SCALARS = ("str", "int", "float", "bool", "datetime")
 COMPOUND = ("enum", "ref", "object", "list")
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # where every world's clock starts unless told
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # where every world's clock starts unless told
 ERROR_KINDS = ("timeout", "http_500", "http_429", "not_found", "empty_result", "malformed_json")
 CONDITIONS = ("not_found_if_newer_than",)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -135,7 +135,7 @@ class ClockSpec(StrictModel):
     @field_validator("start")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
 
     @field_validator("per_call", mode="before")
     @classmethod

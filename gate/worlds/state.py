@@ -15,14 +15,9 @@ import threading
 from pathlib import Path
 
 from gate.worlds.clock import WorldClock
+from gate.worlds.errors import OperationError
 from gate.worlds.model import World
 from gate.worlds.values import fake_value, parse_datetime, stored, value_problems
-
-
-class OperationError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 _FUNCTIONS: dict[tuple[str, str], object] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from gate.worlds.model import seconds_of
 
@@ -22,12 +22,12 @@ def parse_datetime(value, start: datetime | None = None) -> datetime:
     """An ISO-8601 string (a `Z` or no zone means UTC), a datetime, or relative to `start`:
     `now`, `-2h`, `now-30d`, `+15m`."""
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str):
         raise ValueError(f"expected an ISO-8601 datetime string, got {type(value).__name__} {value!r}")
     rel = RELATIVE.match(value)
     if rel and (rel.group(2) or value.strip() == "now"):
-        base = start or datetime.now(timezone.utc)
+        base = start or datetime.now(UTC)
         if not rel.group(2):
             return base
         delta = timedelta(seconds=seconds_of(rel.group(3)))
@@ -37,19 +37,19 @@ def parse_datetime(value, start: datetime | None = None) -> datetime:
     except ValueError:
         raise ValueError(f"{value!r} is not an ISO-8601 datetime (e.g. 2026-01-01T09:30:00Z), nor relative "
                          "to the clock (now, -2h, -30d)") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def datetime_problem(value) -> str | None:
     try:
-        parse_datetime(value, datetime(2000, 1, 1, tzinfo=timezone.utc))
+        parse_datetime(value, datetime(2000, 1, 1, tzinfo=UTC))
     except ValueError as exc:
         return str(exc)
     return None
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat()
+    return moment.astimezone(UTC).isoformat()
 
 
 def _type_name(value) -> str:

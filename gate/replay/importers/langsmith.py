@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from gate.errors import ConfigError
 from gate.heap import frozen_heap

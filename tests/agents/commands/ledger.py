@@ -21,7 +21,9 @@ def main(args: list[str]) -> int:
         print(json.dumps({"entry": entry, "order": args[1], "status": "recorded"}))
         return 0
     if args[:1] == ["show"]:
-        sys.stdout.write(open(path).read() if os.path.exists(path) else "")
+        if os.path.exists(path):
+            with open(path) as f:
+                sys.stdout.write(f.read())
         return 0
     if args[:1] == ["echo"]:
         sys.stdout.buffer.write(sys.stdin.buffer.read())

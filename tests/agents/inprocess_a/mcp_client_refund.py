@@ -44,24 +44,23 @@ async def call(session: ClientSession, tool, arguments: dict) -> str:
 
 
 async def main(query: str) -> str:
-    async with stdio_client(SERVER) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            tools = {t.name: t for t in (await session.list_tools()).tools}
-            offered = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                                         "parameters": t.input_schema}} for t in tools.values()]
-            client = AsyncOpenAI()
-            messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": query}]
-            for _ in range(6):
-                reply = (await client.chat.completions.create(model=os.environ.get("MODEL", "gpt-4o-mini"),
-                                                              messages=messages, tools=offered)).choices[0].message
-                if not reply.tool_calls:
-                    return reply.content or ""
-                messages.append(reply.model_dump(exclude_none=True))
-                for tc in reply.tool_calls:
-                    text = await call(session, tools[tc.function.name], json.loads(tc.function.arguments or "{}"))
-                    messages.append({"role": "tool", "tool_call_id": tc.id, "content": text})
-            return "Sorry, I could not finish that."
+    async with stdio_client(SERVER) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        offered = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                                     "parameters": t.input_schema}} for t in tools.values()]
+        client = AsyncOpenAI()
+        messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": query}]
+        for _ in range(6):
+            reply = (await client.chat.completions.create(model=os.environ.get("MODEL", "gpt-4o-mini"),
+                                                          messages=messages, tools=offered)).choices[0].message
+            if not reply.tool_calls:
+                return reply.content or ""
+            messages.append(reply.model_dump(exclude_none=True))
+            for tc in reply.tool_calls:
+                text = await call(session, tools[tc.function.name], json.loads(tc.function.arguments or "{}"))
+                messages.append({"role": "tool", "tool_call_id": tc.id, "content": text})
+        return "Sorry, I could not finish that."
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ transport saw a call to ran outside every seam: the reach line says "called, not
 
 Agents whose tool protocol is text (DSPy's fields, smolagents' calls written as text) name
 their tools and calls in the messages, not in native fields: `text_protocol_tools` reads them
-with the sim's own readers (gate/sim/protocols), only for a request that carries their marks.
+with the readers the sim uses too (gate/dialects/text), only for a request that carries their marks.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _list(value) -> list:
 
 
 
-# what DSPy's adapters and smolagents' agents write into the messages (gate/sim/protocols)
+# what DSPy's adapters and smolagents' agents write into the messages (gate/dialects/text)
 _TEXT_MARKS = (b"Your output fields are:", b"Calling tools:", b"behaving like regular python functions")
 
 
@@ -89,8 +89,8 @@ def text_protocol_tools(body: bytes, doc: Any, provider: str, method: str, path:
     if not isinstance(doc, dict) or not any(body.find(mark) >= 0 for mark in _TEXT_MARKS):
         return [], []
     from gate import dialects
-    from gate.sim.protocols.dspy import FINISH, dspy_conversation, dspy_request
-    from gate.sim.protocols.smolagents import FINAL_ANSWER, code_tools, neutral
+    from gate.dialects.text.dspy import FINISH, dspy_conversation, dspy_request
+    from gate.dialects.text.smolagents import FINAL_ANSWER, code_tools, neutral
 
     found = dialects.find(provider, method, path)
     if found is None:

@@ -8,7 +8,7 @@ look honest. So both ask this module.
 An answer is not a success when it is empty (`""`, `{}`, `null`, `None`: what the `empty`
 fault leaves, on the wire or in-process), cut (a JSON or Python-literal document that ends
 before it closes: `malformed`, `partial`), or worded as a failure in the frameworks' and
-services' own words, which gate/sim/tool_errors.py knows (an error object in a 200 is one).
+services' own words, which gate/dialects/tool_errors.py knows (an error object in a 200 is one).
 A list that is empty (`[]`) is a real answer: "no rows" is not a failure.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from gate.sim import tool_errors
+from gate.dialects import tool_errors
 
 EMPTY = frozenset({"", "{}", "null", "none", '""', "''"})
 SCAN_CHARS = 1 << 16  # a cut is looked for in answers up to this size (a huge answer is not scanned char by char)

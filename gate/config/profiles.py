@@ -47,14 +47,14 @@ def available(dirs: list[Path]) -> dict[str, Path]:
 @lru_cache(maxsize=64)
 def load_profile(path: Path):
     from gate.config.chaos import Profile
-    from gate.config.loader import _format_errors, parse_yaml
+    from gate.config.reading import format_errors, parse_yaml
     from gate.config.source import read_config_text
 
     data, lines, _, _ = parse_yaml(read_config_text(path), str(path))  # bounded, encoding-checked
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        problems = _format_errors(exc, str(path), lines)
+        problems = format_errors(exc, str(path), lines)
         raise ConfigError("invalid profile:\n  " + "\n  ".join(problems), problems) from None
 
 
@@ -94,7 +94,7 @@ def split(faults: tuple) -> list[tuple[str, object]]:
     labels = [f.label() for f in faults]
     seen: dict[str, int] = {}
     out = []
-    for label, fault in zip(labels, faults):
+    for label, fault in zip(labels, faults, strict=True):
         seen[label] = seen.get(label, 0) + 1
         suffix = f"{label}-{seen[label]}" if labels.count(label) > 1 else label
         out.append((suffix, _rebased(fault)))
