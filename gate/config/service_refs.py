@@ -59,7 +59,7 @@ def _revalidate(annotation, section, rendered):
 
     fresh = TypeAdapter(annotation).validate_python(rendered)
     if isinstance(section, list):  # fields kept out of dumps (a world's code_dir) carry over as they were
-        for new, old in zip(fresh, section, strict=True):
+        for new, old in zip(fresh, section, strict=False):
             if isinstance(old, BaseModel):
                 for name, info in type(old).model_fields.items():
                     if info.exclude:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pydantic import Field, field_validator
 
 from gate.contracts.base import InvariantBase, Observation, Verdict, register
+from gate.contracts.base import Regex as RegexPattern  # `Regex` below is the invariant
 
 
 class OutputInvariant(InvariantBase):
@@ -96,7 +97,7 @@ def _compile(pattern: str, case_sensitive: bool) -> re.Pattern:
 
 
 class _RegexParam(OutputInvariant):
-    pattern: Regex
+    pattern: RegexPattern
 
 
 @register

@@ -135,7 +135,7 @@ def zero_width(g, rng):
 @mutator("punctuation")
 def punctuation(g, rng):
     """Strip unprotected punctuation and sprinkle new marks after unprotected words."""
-    kept = [(ch, locked) for ch, locked in zip(g.text, g.mask, strict=True) if locked or ch not in ".,;:!?"]
+    kept = [(ch, locked) for ch, locked in zip(g.text, g.mask, strict=False) if locked or ch not in ".,;:!?"]
     stripped = GuardedText.from_parts("".join(ch for ch, _ in kept), [locked for _, locked in kept])
     ends = [e for _, e in stripped.free_words() if e == len(stripped.text) or not stripped.mask[e]]
     marks = [(e, e, rng.choice(["!!", "?", ",", "...", ";"])) for e in ends if rng.random() < 0.3]

@@ -83,11 +83,11 @@ class GuardedText:
 
     def map_free_chars(self, fn) -> str:
         """`fn` of each unprotected character, in order (a list, not a generator: join builds one anyway)."""
-        return "".join([fn(ch) if not locked else ch for ch, locked in zip(self.text, self.mask, strict=True)])
+        return "".join([fn(ch) if not locked else ch for ch, locked in zip(self.text, self.mask, strict=False)])
 
     def protected_spans(self) -> list[str]:
         spans, current = [], []
-        for ch, locked in zip(self.text, self.mask, strict=True):
+        for ch, locked in zip(self.text, self.mask, strict=False):
             if locked:
                 current.append(ch)
             elif current:

@@ -232,7 +232,7 @@ def build_plan(config: Config, *, extra_mutators: dict | None = None, stage_buil
                getattr(session, "contract", None))
         invariants = applicable.get(key)
         if invariants is None:
-            facts = dict(zip(("stage", "input", "mutation", "scenario"), key, strict=True))  # as Cell.facts() has them
+            facts = dict(zip(("stage", "input", "mutation", "scenario"), key, strict=False))  # as Cell.facts() has them
             invariants = applicable[key] = _applicable(config, facts, session, declared, named)
         cells.append(Cell(index=index, seed=derive_seed(config.seed, spec["id"]), invariants=invariants, **spec))
     return cells
