@@ -17,7 +17,7 @@ from gate.github.action import run_action
 from gate.report.model import CheckResult, RunResult
 from gate.report.progress import PlainProgress
 from gate.report.terminal import progress_bar
-from test_github_action import Out, action_env, github  # noqa: F401  (github is a fixture)
+from test_github_action import Out, action_env
 
 SDK = ROOT / "examples" / "sdk_agent"
 BAD = RunResult(run=0, reason="ok", checks=[CheckResult(invariant="x", severity="high", passed=False, message="")])

@@ -15,7 +15,7 @@ full union, built only when asked for.
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Union, get_args
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
@@ -35,7 +35,8 @@ class CatalogUnion:
         return core_schema.no_info_plain_validator_function(self.validate)
 
     def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
-        union = Annotated[tuple(self.members()), Field(discriminator=self.tag)]
+        # Union[...] of a tuple built at run time: `X | Y` has no spelling for it
+        union = Annotated[Union[tuple(self.members())], Field(discriminator=self.tag)]  # noqa: UP007
         return handler(TypeAdapter(union).core_schema)
 
     def validate(self, value: Any) -> BaseModel:
