@@ -2,12 +2,14 @@
 
 Exit codes: 0 pass, 1 the agent failed the gate, 2 the config is wrong or the gate
 could not judge (agent would not start, SIGINT/SIGTERM, ...). Expected errors print one clear
-message, never a traceback.
+message, never a traceback. What a command prints that may hold an agent's text goes through
+gate/report/inert.py, so that a GitHub runner reading the step's log runs none of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -370,6 +372,28 @@ def _console(command: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    with _inert_output(argv[0] if argv else ""):
+        return _main(argv)
+
+
+# What never prints an agent's text (the config, the plan, the schema, the starter files): not filtered,
+# and spared the report package's import. `world serve --stdio` speaks JSON-RPC on stdout: its bytes
+# are the protocol's, so only its stderr (where the agent's calls are logged) is filtered.
+UNFILTERED = QUICK | {"init"}
+
+
+def _inert_output(command: str):
+    """Every other command's stdout and stderr through the one neutraliser (gate/report/inert.py): in a
+    GitHub Actions step no line of the agent's that the gate prints is run as a workflow command."""
+    if command in UNFILTERED:
+        return contextlib.nullcontext()
+    from gate.report.inert import inert_stdio
+
+    return inert_stdio(stdout=command != "world")
+
+
+def _main(argv: list[str]) -> int:
     try:
         args = _parser().parse_args(argv)  # a bad flag is a UsageError: one line, exit 2
         return COMMANDS[args.command](args, _console(args.command))

@@ -2,7 +2,8 @@
 
 Order matters: outputs, step summary, annotations and the PR comment are all
 written before the process exits with the verdict, so a red check always comes
-with its explanation. Config and harness errors are published the same way.
+with its explanation. Config and harness errors are published the same way. Its log runs
+no workflow command but the gate's own: everything else goes through gate/report/inert.py.
 """
 
 from __future__ import annotations
@@ -20,10 +21,18 @@ from gate.github.event import pull_request
 from gate.github.inputs import read_inputs
 from gate.report import markdown, write_all
 from gate.report.escape import text
+from gate.report.inert import inert_stdio, inert_stream
+from gate.report.injected import no_fault_note
 
 
 def run_action(env=os.environ, out=None) -> int:
-    out = out or sys.stdout
+    # Every line of the step's log but the gate's own commands is inert (gate/report/inert.py): the agent's
+    # text cannot add a mask, forge an annotation or stop the gate's commands.
+    with inert_stdio():
+        return _run_action(env, inert_stream(out or sys.stdout))
+
+
+def _run_action(env, out) -> int:
     try:
         inputs = read_inputs(env)
     except GateError as exc:
@@ -102,8 +111,10 @@ def _run(inputs, workdir: Path, workspace: Path, out):
         workflow.endgroup(out)
     report = redacted(report, loaded.redactor)  # annotations and the comment render from it
     paths = write_all(report, out_dir, loaded.config.output, loaded.redactor.redact)
-    out.write(f"chaos-gate: {report.verdict.verdict.upper()} score "
-              f"{'n/a' if report.verdict.score is None else f'{report.verdict.score:.1f}'}\n")
+    v = report.verdict
+    unattacked = no_fault_note(report)
+    out.write(f"chaos-gate: {v.verdict.upper()} score {'n/a' if v.score is None else f'{v.score:.1f}'}"
+              f"{f' · {unattacked}' if unattacked else ''}\n")
     return report, loaded, paths
 
 

@@ -4,6 +4,8 @@ Values are escaped as the runner expects (`%`, CR, LF, and `:`/`,` in properties
 multi-line outputs use the heredoc form with a delimiter that cannot occur in the value.
 Annotation text goes through the report's escaper (`plain`): control characters
 spelled out, the sticky marker broken, length bounded. Masks are never altered.
+The Action writes through an inert stream (gate/report/inert.py), which keeps any other
+line — the agent's above all — from being run as a command; these, the gate's own, go past it.
 """
 
 from __future__ import annotations
@@ -28,11 +30,18 @@ def _escape_prop(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(name: str, message: str = "", out=None, **props) -> None:
+def _own(line: str, out=None) -> None:
+    """A command of the gate's own: past the neutraliser of an inert stream (gate/report/inert.py), which
+    makes every other line inert, and flushed, so that it is read in its place among the lines."""
     out = out or sys.stdout
-    args = ",".join(f"{k}={_escape_prop(str(v))}" for k, v in props.items() if v is not None)
-    out.write(f"::{name}{' ' + args if args else ''}::{_escape_data(message)}\n")
+    own = getattr(out, "own", None)
+    (own or out.write)(line)
     out.flush()
+
+
+def command(name: str, message: str = "", out=None, **props) -> None:
+    args = ",".join(f"{k}={_escape_prop(str(v))}" for k, v in props.items() if v is not None)
+    _own(f"::{name}{' ' + args if args else ''}::{_escape_data(message)}\n", out)
 
 
 def mask(value: str, out=None) -> None:
@@ -68,11 +77,11 @@ def config_errors(problems: list[str], workspace, out=None) -> int:
 
 
 def group(title: str, out=None):
-    (out or sys.stdout).write(f"::group::{title}\n")
+    command("group", title, out)
 
 
 def endgroup(out=None):
-    (out or sys.stdout).write("::endgroup::\n")
+    command("endgroup", "", out)
 
 
 def set_outputs(values: dict[str, str], env=os.environ) -> None:

@@ -16,6 +16,7 @@ from gate.report.log_tail import LOG_MARK
 from gate.report.escape import html_attr as attr
 from gate.report.escape import html_block as block
 from gate.report.html_assets import CSP, CSS, JS
+from gate.report.injected import no_fault_note
 from gate.report.markdown import worst
 from gate.report.model import CellResult, Report
 
@@ -42,12 +43,14 @@ from gate.report.reach_text import reach_lines  # noqa: E402
 
 def _header(report: Report) -> str:
     v, c = report.verdict, report.verdict.counts
-    facts = [f"score {_score(v.score)} (min {v.min_score:g})", f"{c.passed}/{c.cells} cells passed",
-             f"{c.failed} failed", f"{c.errors} errors"] + ([f"{c.skipped} not judged"] if c.skipped else []) + \
+    # right after the score, when it is so: a pass that injected no fault must not read as survived
+    facts = [f"score {_score(v.score)} (min {v.min_score:g})", no_fault_note(report),
+             f"{c.passed}/{c.cells} cells passed", f"{c.failed} failed", f"{c.errors} errors"] + \
+            ([f"{c.skipped} not judged"] if c.skipped else []) + \
             [f"{c.flaky} flaky", f"seed {v.seed}",
              f"config {v.config}", f"{report.timings.wall_seconds:g} s"]
     out = [f"<header><h1><span class=\"badge {attr(v.verdict)}\" id=\"verdict\">{attr(v.verdict.upper())}</span> "
-           f"chaos-gate</h1><div class=\"facts\">{''.join(f'<span>{attr(f)}</span>' for f in facts)}</div>"]
+           f"chaos-gate</h1><div class=\"facts\">{''.join(f'<span>{attr(f)}</span>' for f in facts if f)}</div>"]
     if v.warnings:
         out.append("<ul class=\"warnings\">" + "".join(f"<li>{attr(w, 400)}</li>" for w in v.warnings) + "</ul>")
     if v.reasons:

@@ -1,13 +1,13 @@
 """The Markdown report: the PR comment and the step summary, from the Report alone.
 
-Verdict, score and the reasons come first, then what failed: the worst failures, each
-with its fault, a trace excerpt that keeps the faulted calls and their repeats, and its
-reproduce command in <details>, and the flaky cells that passed on `min_pass_rate` with
-their failing runs; then stages, the invariant table, the scenario × invariant matrix,
-fault coverage and cost. The renderer degrades to fit a size budget: full, then
-failures only, then trimmed with a note — never over the limit. A crash or a start-up
-failure shows the end of the agent's log (its stderr); cells not judged and cells re-run
-on a restarted agent are listed with why.
+Verdict and score (with, when it is so, that no fault was injected) and the reasons come
+first, then what failed: the worst failures, each with its fault, a trace excerpt that keeps
+the faulted calls and their repeats, and its reproduce command in <details>, and the flaky
+cells that passed on `min_pass_rate` with their failing runs; then stages, the invariant
+table, the scenario × invariant matrix, fault coverage and cost. The renderer degrades to
+fit a size budget: full, then failures only, then trimmed with a note — never over the limit.
+A crash or a start-up failure shows the end of the agent's log (its stderr); cells not judged
+and cells re-run on a restarted agent are listed with why.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from gate.report.log_tail import LOG_MARK  # a crash's detail (and a start-up er
 from gate.contracts.base import SEVERITY_RANK
 from gate.report.escape import code, code_block, html_text, text
 from gate.report.excerpt import gaps, shown_steps
+from gate.report.injected import no_fault_note
 from gate.report.insight_md import comparison_lead, comparison_table, cell_lines, cost_section, pass_k_table
 from gate.report.model import CellResult, Report
 
@@ -42,8 +43,9 @@ def header(report: Report) -> str:
     v = report.verdict
     c = v.counts
     why = f" ({text(v.error_reason)})" if v.verdict == "error" and v.error_reason else ""
+    unattacked = no_fault_note(report)  # on the first line: a pass that injected no fault must not read as survived
     lines = [f"## {ICON[v.verdict]} chaos-gate: **{v.verdict.upper()}**{why} — score {_fmt_score(v.score)} / 100 "
-             f"(min {v.min_score:g})", ""] + comparison_lead(report)
+             f"(min {v.min_score:g}){f' — {unattacked}' if unattacked else ''}", ""] + comparison_lead(report)
     if v.warnings:  # shown before anything else: a warning is what a reader must not miss
         lines += [f"> ⚠️ {text(w, 300)}" for w in v.warnings[:10]]
         if len(v.warnings) > 10:

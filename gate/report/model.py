@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from gate.report.insight_model import (Comparison, Firing, PassKFloor, RepeatStats, Shrink, TokenUsage,
                                        UsageSummary)
@@ -203,6 +203,8 @@ class StrayCall(BaseModel):
     method: str
     path: str
     status: int | None = None
+    late_write: bool = Field(default=False, description="A write that arrived once the next cell had begun, before "
+                                                         "its model answered: the write of `after_cell`, which made it.")
 
 
 class VerdictPart(BaseModel):
@@ -228,6 +230,12 @@ class VerdictPart(BaseModel):
     pass_k: list[PassKFloor] = Field(default_factory=list, description="pass^k per severity with gate.min_pass_k.")
     reach: Reach | None = Field(default=None, description="What the gate reached: wire, in-process, not at all.")
     cells: list[CellResult]
+
+    @computed_field(description="A fault changed what the agent received in some cell (a `fired` row of "
+                                "`coverage`); false when none was configured for the cells that ran, or none fired.")
+    @property
+    def faults_injected(self) -> bool:
+        return any(f.status == "fired" for sc in self.coverage for f in sc.faults)
 
 
 class CellTiming(BaseModel):

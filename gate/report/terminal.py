@@ -6,7 +6,10 @@ out, so nothing in a config or an agent's answer can restyle or scramble the ter
 A cell id is never folded mid-word: its column is as wide as the longest id, and when
 that does not fit the terminal the cells are listed as plain lines instead. Reproduce
 commands are printed after the table as plain lines the terminal wraps itself (no
-border, no inserted newline), so a copied command is the whole command.
+border, no inserted newline), so a copied command is the whole command. The verdict's line
+says so when no fault was injected (gate/report/injected.py). The CLI prints all of it
+through the one neutraliser (gate/report/inert.py): in a GitHub Actions step no line of
+the table, a reason or a log tail is run as a workflow command, however rich wraps it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rich.text import Text
 from gate.report.escape import spell_out
 from gate.report.progress import PlainProgress, run_failed
 
+from gate.report.injected import no_fault_note
 from gate.report.model import Report
 from gate.report.reach_text import reach_lines
 
@@ -69,8 +73,10 @@ def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
     if bad:
         _failing_cells(bad, console)
     score = "n/a" if v.score is None else f"{v.score:.1f}"
+    unattacked = no_fault_note(report)  # in the verdict's line: a pass that injected no fault must not read as survived
     console.print(f"[bold {STYLE[v.verdict]}]{v.verdict.upper()}[/] score {score} (min {v.min_score:g}) · "
-                  f"{v.counts.passed}/{v.counts.cells} cells passed · seed {v.seed}", highlight=False)
+                  f"{f'{unattacked} · ' if unattacked else ''}"
+                  f"{v.counts.passed}/{v.counts.cells} cells passed · seed {v.seed}", highlight=False, soft_wrap=True)
     for reason in v.reasons:
         console.print(f"  - {spell_out(reason)}", highlight=False, markup=False)
     for line in reach_lines(v.reach):
