@@ -64,6 +64,11 @@ class ToolUpstream(StrictModel):
                                description="`kind: function` in a Node agent: the module that defines it, as "
                                            "`require` resolves it from the agent's working directory (./tools.js, "
                                            "or a package name); CommonJS or ESM.")
+    writes: bool | None = Field(default=None,
+                                description="Whether a call changes anything (for an MCP upstream: a call of any of "
+                                            "its tools). Overrides the server's readOnlyHint, the tool's name and the "
+                                            "HTTP method (gate/contracts/writes.py); side_effect_once counts repeats "
+                                            "of writes only.")
     export: str | None = Field(default=None, pattern=r"^(?:[A-Za-z_$][\w$]*)$",
                                description="`kind: function` in a Node agent: the name `module` exports the "
                                            "function under (getWeather, or default).")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from gate.contracts.base import InvariantBase, Observation, Regex, Verdict, register
+from gate.contracts.writes import call_writes, http_writes
 
 if TYPE_CHECKING:
     import httpx
@@ -86,7 +87,8 @@ def calls_of(e) -> list[dict]:
         docs = doc if isinstance(doc, list) else []
         return [{**c, "arguments": _arguments(docs[i] if i < len(docs) else None)}
                 for i, c in enumerate(e.extra["batch"]) if c.get("method") == "tools/call"]
-    call = {"tool": e.tool, "read_only": e.extra.get("read_only"), "idempotent": e.extra.get("idempotent")}
+    call = {"tool": e.tool, "read_only": e.extra.get("read_only"), "idempotent": e.extra.get("idempotent"),
+            "writes": e.extra.get("writes")}
     if e.extra.get("mcp_http") or in_process:
         call["arguments"] = _arguments(_json(e.body), in_process=in_process)
     return [call]
@@ -164,14 +166,16 @@ class SideEffectOnce(_TraceFilter):
     match; with `honor_idempotency_key`, repeats that carry the same Idempotency-Key
     header count once, since the upstream can deduplicate them. An MCP `tools/call` and
     an in-process tool call are the same when tool and arguments match (never the
-    JSON-RPC id, nor `params._meta`), whatever their method; without a `tool:` filter,
-    tools annotated read-only or idempotent are not writes (a filter names the write).
+    JSON-RPC id, nor `params._meta`), whatever their method; without a `tool:` filter, reads
+    (`tools[].writes: false`, the server's readOnlyHint, else a name like get_/list_/lookup_...:
+    gate/contracts/writes.py) and tools annotated idempotent are not counted (a filter names the write).
     """
 
     type: Literal["side_effect_once"] = "side_effect_once"
-    methods: list[str] = Field(default_factory=lambda: ["POST", "PUT", "PATCH", "DELETE"],
-                               description="HTTP methods that write (MCP and in-process tool calls count whatever "
-                                           "their method).")
+    methods: list[str] | None = Field(default=None,
+                                      description="HTTP methods that write; by default every method but GET, HEAD and "
+                                                  "OPTIONS (MCP and in-process tool calls are read or write by their "
+                                                  "server's hint, else their name: gate/contracts/writes.py).")
     honor_idempotency_key: bool = True
     idempotent: list[str] = Field(
         default_factory=list, description="Globs of tools that deduplicate repeated calls themselves (by their "
@@ -200,7 +204,10 @@ class SideEffectOnce(_TraceFilter):
     def _writes(self, e):
         """(key, description) of each write this entry made."""
         if not e.extra.get("mcp_http") and e.extra.get("transport") not in IN_PROCESS:  # plain HTTP
-            if e.method not in self.methods:
+            declared = e.extra.get("writes")
+            if self.methods is not None and declared is None:
+                declared = e.method in self.methods
+            if not http_writes(e.method, declared):
                 return
             what = f"{e.tool} " if e.tool and e.tool != e.target else ""
             if self.honor_idempotency_key and e.idempotency_key:
@@ -208,11 +215,14 @@ class SideEffectOnce(_TraceFilter):
             else:
                 yield (e.target, e.method, e.path, e.tool, e.body_digest), f"{what}{e.method} {e.target}{e.path}"
             return
-        if e.extra.get("transport") == "command" and not self.tool:
-            return  # a command declares no effect (`git status` twice is no double write): name it with `tool:`
+        if e.extra.get("transport") == "command" and not self.tool and e.extra.get("writes") is not True:
+            return  # a command declares no effect (`git status` twice is no double write): name it or say `writes`
         for call in calls_of(e):
-            if not self.tool and (call.get("read_only") or call.get("idempotent")):
-                continue  # the tool says a repeat does no harm
+            named = bool(self.tool) and fnmatch.fnmatchcase(call.get("tool") or "", self.tool)
+            if not named and (call.get("idempotent") or not call_writes(call.get("tool"), call.get("read_only"),
+                                                                        call.get("writes"))):
+                continue  # a read, or the tool says a repeat does no harm (gate/contracts/writes.py); a filter
+                #           that names the tool itself (not its MCP upstream) names the write
             if self.names(e, call):
                 args = call["arguments"]
                 yield ((e.target, "call", call.get("tool"), args),

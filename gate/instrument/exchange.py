@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import re
 
 from gate.proxy.exchange import Aborted, Exchange, UpstreamResponse, WholeBody
 
@@ -31,12 +30,6 @@ END_WAIT_CAP = 3600.0  # a function that never reports back is given up with the
 MEDIA = {"str": "text/plain; charset=utf-8", "json": "application/json", "model": "application/json",
          "mcp": "application/json", "bytes": "application/octet-stream", "error": "text/plain; charset=utf-8",
          "opaque": "application/x-chaos-gate-opaque"}
-
-
-# A function tool declares no side effect; these names read like reads, so a retried
-# lookup is not a repeated write when side_effect_once has no `tool:` filter.
-READ_ONLY_NAME = re.compile(r"^(get|list|lookup|look_up|search|find|fetch|read|query|check|describe|show|view|"
-                            r"count|is|has|can)(_|[A-Z]|$)")
 
 
 class FunctionCall:
@@ -56,8 +49,8 @@ def annotate(entry, doc: dict, provider: str) -> None:
     if doc.get("framework"):
         entry.extra["framework"] = str(doc["framework"])
     hints = doc.get("hints") if isinstance(doc.get("hints"), dict) else {}
-    if hints.get("read_only") or (provider == "function" and READ_ONLY_NAME.match(entry.tool or "")):
-        entry.extra["read_only"] = True
+    if isinstance(hints.get("read_only"), bool):  # what the server said; else the name decides (contracts/writes.py)
+        entry.extra["read_only"] = hints["read_only"]
     if hints.get("idempotent"):
         entry.extra["idempotent"] = True
 

@@ -4,6 +4,16 @@ One instance per worker. `current` is the (cell, run) in progress; requests that
 arrive outside any run pass through unfaulted and are kept as `stray` (with the last
 cell that ran): warm-up calls are legitimate, but an agent that outlived its cell must
 never have its calls charged to the next one.
+
+A write the agent sends after it answered (a background task's confirmation, a fire-and-
+forget audit call) usually arrives once the next cell has begun. It is told apart by cause:
+a tool write in a run whose model has not answered yet cannot have been decided by this
+run's model, so within LATE_WINDOW of the previous run's end it is the previous cell's, kept
+as its stray (`late`), unfaulted and out of this cell's trace. Reads are left to the run they
+arrive in (nothing judges a read twice), and so is everything of an agent whose model the
+gate does not see, or that has been seen writing before its model answered where no late
+write can be (its first run, or long after the previous one): such an agent's early writes
+are its own, so the rule is off for its worker from then on.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ import asyncio
 import time
 
 from gate.transport.clock import AgentClock
+from gate.contracts.writes import call_writes, http_writes
 from gate.faults import Schedule
 from gate.faults.shapes import error_for
 from gate.dialects import offered
@@ -23,6 +34,7 @@ from gate.proxy.upstream import UpstreamUnavailable
 
 
 MAX_OFFERED = 1000  # tool names kept for coverage's "the agent offered" (gate/verdict/reach.py)
+LATE_WINDOW = 1.0  # real seconds after a run's end in which a write decided by no model of the next is its
 
 
 class RunState:
@@ -45,6 +57,7 @@ class RunState:
         self.clock_offset = 0.0  # fake-clock seconds added by latency faults
         self.active: set[asyncio.Task] = set()  # exchanges still answering (judged when they end)
         self.open_functions: list[TraceEntry] = []  # in-process tool calls now running in the agent
+        self.model_answered = False  # an LLM answer reached the agent in this run (late writes: see above)
 
     async def settle(self, seconds: float = 1.0) -> None:
         """Let exchanges released by the end of the run finish, so their judgement counts."""
@@ -87,6 +100,9 @@ class ProxyApp:
         self.offered: set[str] = set()  # tool names the agent offered its model or called (coverage)
         self.model_called: set[str] = set()  # tool names the model called, read off the history (reach)
         self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
+        self.declared_writes: dict[str, bool] = {}  # `tools[].writes` by tool name (set by the runner's hook)
+        self.previous: tuple[str, float] | None = None  # (cell, monotonic end) of the run before this one
+        self.writes_first = False  # seen writing before its model answered where no late write can be: rule off
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -113,11 +129,17 @@ class ProxyApp:
 
     async def _handle(self, route, info, headers, body, send, receive=None):
         run = self.current
+        owner = self.last_cell  # the cell a call outside any run is charged to
+        if run is not None and self._late_write(run, route, info):
+            run, owner = None, self.previous[0]
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
                            method=info.method, path=info.path, model=info.model, tool=info.tool,
                            rpc_method=info.rpc_method, body=body,
                            idempotency_key=_idempotency_key(headers))
         self.mcp.mark(entry, info)
+        declared = self.declared_writes.get(route.name, self.declared_writes.get(entry.tool or ""))
+        if declared is not None:  # the team's word over the server's hints and the name (gate/contracts/writes.py)
+            entry.extra["writes"] = declared
         cycle = getattr(send, "__self__", None)  # the server's own record of this request (gate/proxy/server.py)
         send = self.mcp.watch(info, send)
         state = run or RunState(None)
@@ -168,10 +190,33 @@ class ProxyApp:
             if decision is not None:
                 _judge(run.schedule, decision.index, ex)
             if run is None:
-                self.stray.append((self.last_cell, entry.target, entry.method, entry.path, entry.status))
+                late = owner != self.last_cell
+                self.stray.append((owner, entry.target, entry.method, entry.path, entry.status, late))
             else:
                 run.active.discard(task)
+                if route.kind == "llm" and entry.status is not None:
+                    run.model_answered = True
 
+
+    def _late_write(self, run: RunState, route, info) -> bool:
+        """A tool write of the previous cell's, arriving before this run's model has said anything."""
+        if route.kind != "tool" or run.model_answered or self.writes_first:
+            return False
+        if not self._writes(route, info):
+            return False
+        if self.previous is None or time.monotonic() - self.previous[1] > LATE_WINDOW:
+            self.writes_first = True  # it writes before asking its model, so such a write is no evidence
+            return False
+        return any(k.startswith("llm:") for k in self.calls_by_target)
+
+    def _writes(self, route, info) -> bool:
+        declared = self.declared_writes.get(route.name, self.declared_writes.get(info.tool or ""))
+        if route.provider == "mcp" or info.method == "CALL":
+            if info.rpc_method not in (None, "tools/call"):
+                return False  # protocol traffic (a session's GET stream, its DELETE) is no write
+            hint = self.mcp.flags(info.name, info.tool).get("read_only")
+            return call_writes(info.tool, hint, declared)
+        return http_writes(info.method, declared)
 
     def _note_reach(self, route, info, body: bytes) -> None:
         key = f"{route.kind}:{route.name}"

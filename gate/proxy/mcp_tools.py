@@ -73,9 +73,12 @@ class McpTools:
 def hints_of(annotations) -> dict:
     if not isinstance(annotations, dict):
         return {}
-    flags = {"read_only": annotations.get("readOnlyHint") is True,
-             "idempotent": annotations.get("idempotentHint") is True}
-    return {k: True for k, v in flags.items() if v}
+    out = {}
+    if isinstance(annotations.get("readOnlyHint"), bool):  # false is said too: a write named like a read
+        out["read_only"] = annotations["readOnlyHint"]
+    if annotations.get("idempotentHint") is True:
+        out["idempotent"] = True
+    return out
 
 
 def messages(body: bytes, is_sse: bool) -> list[dict]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from gate.config.chaos import IN_PROCESS_KINDS
 from gate.config.models import Config
 from gate.faults import Schedule
 from gate.instrument.calls import FunctionEndpoints
 from gate.proxy.app import ProxyApp, RunState
+from gate.proxy.mcp_sessions import SessionKeeper
 from gate.proxy.routes import Route
 from gate.proxy.server import ProxyServer
 from gate.sim.server import SimUpstream
@@ -83,7 +85,10 @@ class ProxyHook:
             if tool.kind in IN_PROCESS_KINDS:  # its calls arrive on /fn/ (gate/instrument)
                 continue
             provider = "mcp" if tool.kind == "mcp" else "http"
-            routes[("tool", tool.name)] = Route("tool", tool.name, provider, HttpUpstream(tool.upstream, self.client))
+            upstream = HttpUpstream(tool.upstream, self.client)
+            if tool.kind == "mcp":  # sessions outlive the gate's restarts of the service behind it
+                upstream = SessionKeeper(upstream, _restarts_of(tool.upstream))
+            routes[("tool", tool.name)] = Route("tool", tool.name, provider, upstream)
         from gate.proxy.world_upstream import WorldUpstream
 
         for world in self.config.worlds:
@@ -92,6 +97,7 @@ class ProxyHook:
             if world.mcp_env:
                 routes[("tool", f"{world.name}-mcp")] = Route("tool", f"{world.name}-mcp", "mcp", upstream)
         self.app.routes = routes
+        self.app.declared_writes = {t.name: t.writes for t in self.config.tools if t.writes is not None}
         await self.server.start()
 
     async def begin(self, cell, run: int) -> None:
@@ -113,6 +119,7 @@ class ProxyHook:
         self.app.current = None
         if state is None:
             return
+        self.app.previous = (self.app.last_cell, time.monotonic())  # a late write of this cell's is its own (gate/proxy/app.py)
         state.over.set()
         await state.settle()
         self.last_run = state
@@ -144,7 +151,7 @@ class ProxyHook:
         """Calls that arrived while no cell ran on this worker, oldest first; clears the list."""
         taken, self.app.stray = self.app.stray, []
         return [StrayCall(worker=self.worker, after_cell=after, target=target, method=method, path=path,
-                          status=status) for after, target, method, path, status in taken]
+                          status=status, late_write=late) for after, target, method, path, status, late in taken]
 
     async def stop(self) -> None:
         await self.server.stop()
@@ -167,3 +174,14 @@ def proxy_factory(config: Config, record_dir=None, redact=lambda s: s):
         if where.mode == "network":  # the agent is a sibling container: listen on our network address
             bind, advertise = "0.0.0.0", where.own_ip
     return lambda index: [ProxyHook(config, bind, advertise, record_dir, redact, worker=index)]
+
+
+def _restarts_of(url: str):
+    """How many times the gate restarted the service serving `url` (0 for an upstream it did not start)."""
+    from gate.services.runtime import RUNNING
+
+    for service in RUNNING.get():
+        base = service.attrs()["url"] if service.port else ""
+        if base and url.startswith(base):
+            return lambda: service.restarts
+    return lambda: 0

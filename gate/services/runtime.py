@@ -42,6 +42,7 @@ class Service:
         self.host, self.port = "127.0.0.1", 0
         self.known: dict = {}
         self.untouched = False  # started and not used by any cell run yet: no restart needed
+        self.restarts = 0  # restarts per cell so far: the proxy keeps MCP sessions across them (proxy/mcp_sessions.py)
 
     def _env(self, known: dict, base: bool) -> dict[str, str]:
         spec = self.spec
@@ -87,6 +88,7 @@ class Service:
         untouched, self.untouched = self.untouched, False
         if self.spec.restart == "per_cell" and not untouched:
             self.stop()
+            self.restarts += 1
             try:
                 await self.start(self.known, keep_port=True)
             except AgentStartError as exc:

@@ -58,7 +58,8 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
     unmatched = [glob for _, glob in unmatched_tool_globs(config, results, called)]
     part.reach = with_notes(config, reach, part.coverage, unmatched, called)
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
-                                           whole_plan=whole_plan, stray_count=len(stray),
+                                           whole_plan=whole_plan, stray_count=sum(1 for s in stray if not s.late_write),
+                                           late=sorted({s.after_cell or "" for s in stray if s.late_write}),
                                            startup=not_started, reruns=reruns))
     part.warnings += regression_warning(config, baseline)
     _apply_pins(part, list(pins))

@@ -151,12 +151,28 @@ def mark_reached(result, runs) -> None:
         result.note = NOTHING_REACHED
 
 
+def _http_only(fault) -> str:
+    """What of a fault only an HTTP call can have (a method other than MCP's POST, a path), in words; ""
+    when nothing (an in-process call has method CALL and no path, so no seam would help it match)."""
+    method = (getattr(fault, "method", None) or "").upper()
+    path = getattr(fault, "path", None)
+    verb = f"a {method}" if method and method not in ("POST", "CALL") else ""
+    if not path:
+        return verb
+    return f"{verb or 'a request'} to a path matching /{path}/"
+
+
 def unmatched_reason(fault, offered: list[str], reach: Reach | None) -> str:
     """Why a tool fault never matched a call: the names the agent did offer, and how to reach more."""
     parts = []
     if getattr(fault, "tool", None):
         names = ", ".join(offered[:20]) + (" …" if len(offered) > 20 else "") if offered else "none seen"
         parts.append(f"no tool called matches '{fault.tool}' (the agent offered: {names})")
+    wire_tools = [t for t in (reach.wire if reach is not None else []) if t.startswith("tool:")]
+    http_only = _http_only(fault)
+    if http_only and wire_tools:  # the tools were reached; no call had that method or path
+        parts.append(f"its tools were reached over HTTP ({', '.join(wire_tools)}) and never received {http_only}")
+        return "; ".join(parts)
     if reach is not None and not reach.in_process:
         parts.append(f"no in-process seam was loaded (the gate instruments {FRAMEWORKS}); {WAY_FORWARD}")
     return "; ".join(parts)

@@ -106,7 +106,7 @@ def judged_counts(cells: list[CellResult]) -> dict[str, int]:
 
 
 def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *, whole_plan: bool,
-           stray_count: int = 0, startup: str | None = None, reruns=()) -> Soundness:
+           stray_count: int = 0, startup: str | None = None, reruns=(), late: list[str] = ()) -> Soundness:
     """`startup`: the start-up failure message (startup_failure); `reruns`: cells re-run on a restarted
     agent (gate/runner/recover.py), whose warnings name the cell that left the agent broken."""
     out = Soundness(warnings=list(getattr(loaded, "warnings", [])))
@@ -128,6 +128,11 @@ def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *
     if stray_count:
         out.warnings.append(f"{stray_count} call(s) reached the proxy while no cell was running (an agent "
                             "outliving its cell); they are listed as stray and charged to no cell")
+    if late:
+        out.warnings.append(f"{len(late)} write(s) arrived after their cell had answered ({', '.join(late[:5])}"
+                            f"{' …' if len(late) > 5 else ''}): each is listed as a stray of the cell that made it, "
+                            "not charged to the cell that was running; an agent that writes after answering may "
+                            "lose that write when its process ends")
     if loaded.config.gate.allow_vacuous:
         out.warnings = vacuous + excused + out.warnings  # allowed: shown first
         return out

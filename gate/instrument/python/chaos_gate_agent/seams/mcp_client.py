@@ -106,7 +106,8 @@ def patch_session(module):
         result = await list_tools(self, *args, **kwargs)
         for tool in getattr(result, "tools", None) or []:
             notes = getattr(tool, "annotations", None)
-            HINTS[tool.name] = {"read_only": bool(getattr(notes, "read_only_hint", None)),
+            read_only = getattr(notes, "read_only_hint", None)  # None: the server did not say
+            HINTS[tool.name] = {"read_only": read_only if isinstance(read_only, bool) else None,
                                 "idempotent": bool(getattr(notes, "idempotent_hint", None))}
         return result
 

@@ -1,0 +1,79 @@
+"""A write the agent makes after it answered is its own cell's (issue 42, item 4).
+
+The agent (tests/agents/late_writer.py) does 500 ms of its own work before it asks its model,
+answers, then 200 ms later posts an audit record from a background thread, by which time the
+next cell has begun on the same worker. The write must
+not land in the next cell's trace (where side_effect_once and tool budgets would judge it
+against a cell that never made it): it is kept as a stray of the cell that made it, marked as
+a late write, with a warning that names that cell. (By design, a read arriving the same way, and
+a write once the next cell's model has answered, stay in the run they arrive in: gate/proxy/app.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from conftest import AGENTS, load_report, write_config
+from gate.cli import main
+from httpkit import JsonHandler, serve
+
+
+class Audit(JsonHandler):
+    posts: list[str] = []
+
+    def do_POST(self):
+        Audit.posts.append(self.rfile.read(int(self.headers.get("content-length", 0))).decode())
+        self.reply(200, {"ok": True})
+
+    def do_GET(self):
+        self.reply(200, {"ok": True})
+
+
+def run(tmp_path, late_ms: int, **env) -> tuple[int, dict]:
+    server, url = serve(Audit)
+    try:
+        doc = {
+            "version": 1, "seed": 2,
+            "agent": {"start": {"command": [sys.executable, str(AGENTS / "late_writer.py")],
+                                "env": {"OPENAI_API_KEY": "sk-sim", "LATE_MS": str(late_ms), "WORK_MS": "500", **env},
+                                "ready": {"url": "{{url}}/health", "timeout": 30}},
+                      "invoke": {"http": {"url": "{{url}}/chat", "body": {"message": "{{input}}"},
+                                          "output": "$.reply"}}, "timeout": 20},
+            "llm": [{"name": "openai", "provider": "openai", "upstream": "sim"}],
+            "tools": [{"name": "audit", "env": "AUDIT_URL", "upstream": url}],
+            "sim": {"default": "Done."},
+            "inputs": [{"id": f"i{i}", "text": f"question {i}"} for i in range(3)],
+            "mutation": {"enabled": False}, "shrink": {"enabled": False},
+            "contract": {"invariants": [{"id": "no-writes-here", "type": "tool_calls_max", "max": 0,
+                                         "severity": "high"}]},
+            "gate": {"min_score": 0, "allow_vacuous": True}, "concurrency": 1,
+        }
+        config = write_config(tmp_path, json.dumps(doc, indent=1))
+        code = main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet", "--full-report"])
+        return code, load_report(tmp_path / "out")
+    finally:
+        server.shutdown()
+
+
+def test_a_write_200_ms_after_the_answer_is_a_stray_of_its_own_cell(tmp_path):
+    code, report = run(tmp_path, 200)
+    cells = report["verdict"]["cells"]
+    ids = [c["id"] for c in cells]
+    traces = {c["id"]: [e["target"] for e in c["runs"][0]["trace"]] for c in cells}
+    assert all(t == ["openai"] for t in traces.values()), traces  # no cell carries another's write
+    late = [s for s in report["run"]["stray"] if s["late_write"]]
+    assert [s["after_cell"] for s in late] == ids[:2]  # the last cell's write arrives after the run: a plain stray
+    assert all((s["target"], s["method"], s["path"]) == ("audit", "POST", "/audit") for s in late)
+    warning = next(w for w in report["verdict"]["warnings"] if "arrived after their cell had answered" in w)
+    assert ids[0] in warning and ids[1] in warning
+    assert all(c["status"] == "pass" for c in cells)
+
+
+def test_an_agent_that_writes_before_asking_its_model_keeps_its_writes(tmp_path):
+    """Its first cell shows the habit (a write before any model answer, with no earlier cell to blame):
+    every cell keeps its own write, none is taken for a late one."""
+    code, report = run(tmp_path, 0, WRITE_FIRST="1")
+    traces = [[e["target"] for e in c["runs"][0]["trace"]] for c in report["verdict"]["cells"]]
+    assert traces == [["audit", "openai"]] * 3
+    assert not [s for s in report["run"]["stray"] if s["late_write"]]
