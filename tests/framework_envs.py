@@ -30,9 +30,11 @@ GROUPS = {
     "crew": ["crewai==1.15.30", "dspy==3.4.1", "smolagents[openai]==1.26.0", "agno==3.1.10", "openai==2.54.0"],
     "adk": ["google-adk==2.13.0", "llama-index-core==0.14.25", "llama-index-llms-openai==0.8.3",
             "strands-agents[openai]==1.62.0", "openai==2.54.0"],
+    # the MCP SDK's 1.x line, which published apps still pin (the test env has 2.x)
+    "mcp1": ["mcp==1.12.4", "pydantic==2.11.7", "openai==2.54.0"],  # pydantic as a lock of its day had it
 }
 GROUP_OF = {"crewai": "crew", "dspy": "crew", "smolagents": "crew", "agno": "crew",
-            "google-adk": "adk", "llama-index": "adk", "strands": "adk"}
+            "google-adk": "adk", "llama-index": "adk", "strands": "adk", "mcp1": "mcp1"}
 
 
 def _folder(group: str) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from gate.config.catalog_union import CatalogUnion, LazyModel
 from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, ToolUpstream
@@ -173,6 +173,12 @@ class AgentConfig(StrictModel):
         description="auto: reach tools that never cross the wire (in-process function tools of the Python and "
                     "Node frameworks, MCP servers over stdio, `kind: command` tools) through the agent's "
                     "PYTHONPATH, NODE_OPTIONS and PATH; off: leave the agent's environment as configured.")
+
+    @field_validator("instrument", mode="before")
+    @classmethod
+    def _off_unquoted(cls, value):
+        """YAML reads an unquoted `off` as false: it means "off" here, as the user wrote it."""
+        return "off" if value is False else value
 
     @model_validator(mode="after")
     def _reachable(self):

@@ -19,7 +19,7 @@ class Framework:
     name: str  # as its users know it
     language: str  # python | node
     package: str  # the distribution (PyPI) or package (npm) that holds the seam
-    version: str  # the version the tests run it at
+    version: str  # the version(s) the tests run it at ("1.12.4, 2.3.0": each major in use)
     seam: str  # where the tool body is invoked, and so where a fault is raised or a value rewritten
     reach: str  # the seam's name in the report (verdict.reach.in_process)
 
@@ -38,7 +38,7 @@ FRAMEWORKS = (
               "google.genai.invoke_function_from_dict_args"),
     Framework("Anthropic SDK", "python", "anthropic", "2.10.0",
               "`BetaFunctionTool.call` (the tool runner's `@beta_tool` functions)", "anthropic.BetaFunctionTool.call"),
-    Framework("`mcp` client", "python", "mcp", "2.3.0",
+    Framework("`mcp` client", "python", "mcp", "1.12.4, 2.3.0",
               "`ClientSession.call_tool` on stdio sessions (every framework built on it)", "mcp.ClientSession.call_tool"),
     Framework("CrewAI", "python", "crewai", "1.15.30", "`Tool.run` → the tool's `func` (`@tool`, `BaseTool`)",
               "crewai.Tool.run"),

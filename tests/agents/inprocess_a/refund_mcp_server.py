@@ -7,8 +7,12 @@ tests count — and answers with a structured result.
 
 import sys
 
-from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
+
+try:
+    from mcp.server.mcpserver import MCPServer
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import FastMCP as MCPServer
 
 LEDGER = sys.argv[1]
 server = MCPServer("orders")

@@ -12,7 +12,9 @@ the JSON-RPC dispatcher that mcp 2's `Client` builds (the Agents SDK's MCPServer
 `list_tools` results are remembered for their `readOnlyHint` / `idempotentHint`
 annotations, which `side_effect_once` honours. Results cross as a JSON-RPC envelope, so
 the proxy's MCP-aware faults (an `isError` result for `error`, a text item for `inject`)
-work on them unchanged; failures the client itself would report raise its own `MCPError`.
+work on them unchanged; failures the client itself would report raise its own error (`MCPError`
+in mcp 2.x, `McpError` in 1.x: both majors are in use, and a seam that imported a name of one
+only would break every MCP call of an agent on the other).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class McpSeam(Seam):
         return "mcp", {"jsonrpc": "2.0", "id": 0, "result": dump(by_alias=True, mode="json", exclude_none=True)}
 
     def decode(self, answer, original):
-        from mcp_types import CallToolResult
+        CallToolResult = _types().CallToolResult
 
         if answer.get("empty"):
             return CallToolResult(content=[])
@@ -52,13 +54,34 @@ class McpSeam(Seam):
         raise self.exception({"kind": "protocol", "message": "the server's answer is not a JSON-RPC result"})
 
     def exception(self, answer):
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR, REQUEST_TIMEOUT
+        types = _types()
+        code = {"timeout": getattr(types, "REQUEST_TIMEOUT", 408),  # mcp 1.x times out with HTTP's 408
+                "connection": getattr(types, "CONNECTION_CLOSED", -32000),
+                "protocol": types.PARSE_ERROR}.get(answer.get("kind"), types.INTERNAL_ERROR)
+        return _mcp_error(int(answer.get("code") or code),
+                          answer.get("message") or "tool call failed (injected by chaos-gate)")
 
-        code = {"timeout": REQUEST_TIMEOUT, "connection": CONNECTION_CLOSED,
-                "protocol": PARSE_ERROR}.get(answer.get("kind"), INTERNAL_ERROR)
-        return MCPError(code=int(answer.get("code") or code),
-                        message=answer.get("message") or "tool call failed (injected by chaos-gate)")
+
+def _types():
+    """The protocol's types: a package of their own in mcp 2.x (`mcp_types`), `mcp.types` in 1.x."""
+    try:
+        import mcp_types
+
+        return mcp_types
+    except ImportError:
+        from mcp import types
+
+        return types
+
+
+def _mcp_error(code: int, message: str) -> BaseException:
+    """The error the client raises for a failed call: `MCPError(code=, message=)` in mcp 2.x, `McpError`
+    around an `ErrorData` in 1.x."""
+    from mcp.shared import exceptions
+
+    if hasattr(exceptions, "MCPError"):
+        return exceptions.MCPError(code=code, message=message)
+    return exceptions.McpError(_types().ErrorData(code=code, message=message))
 
 
 SEAM = McpSeam()
@@ -106,9 +129,11 @@ def patch_session(module):
         result = await list_tools(self, *args, **kwargs)
         for tool in getattr(result, "tools", None) or []:
             notes = getattr(tool, "annotations", None)
-            read_only = getattr(notes, "read_only_hint", None)  # None: the server did not say
+            # None: the server did not say (snake_case attributes in mcp 2.x, camelCase in 1.x)
+            read_only = getattr(notes, "read_only_hint", getattr(notes, "readOnlyHint", None))
+            idempotent = getattr(notes, "idempotent_hint", getattr(notes, "idempotentHint", None))
             HINTS[tool.name] = {"read_only": read_only if isinstance(read_only, bool) else None,
-                                "idempotent": bool(getattr(notes, "idempotent_hint", None))}
+                                "idempotent": bool(idempotent)}
         return result
 
     instrumented_call_tool.__chaos_gate__ = True
