@@ -42,3 +42,20 @@ def test_the_stdio_seam_catches_the_bug_and_passes_the_twin_on_each_major(major,
            ("mcp-stdio", "issue_refund", "timeout_after_write", "fired")
     reach = report["verdict"]["reach"]
     assert "mcp.ClientSession.call_tool" in reach["in_process"] and not reach["failed"]
+
+
+def test_a_seam_that_breaks_at_call_time_falls_back_and_is_a_harness_error(tmp_path):
+    """`timeout_after_write` lets the refund run and then has the seam raise the client's own error, built
+    with a name this `mcp` lacks: the agent gets the server's own result, the reach line names the seam
+    failed, and the cell is an error (harness_error), not a pass or a failure charged to the agent."""
+    ledger = tmp_path / "ledger.txt"
+    invoke = {"command": [sys.executable, str(AGENTS / "inprocess_a" / "mcp_client_types_moved.py")],
+              "env": agent_env(ledger, "sound")}
+    config = refund_config(tmp_path, invoke, TIMEOUT_AFTER_WRITE, sim("apologize"))
+    code, report, run, failed, logs = one_run(config, tmp_path / "out")
+    cell = report["verdict"]["cells"][0]
+    assert (code, cell["status"], cell["reason"]) == (2, "error", "harness_error"), (cell, logs)
+    assert "seam failed in the agent's process" in cell["error"] and "McpError" in cell["error"]
+    assert ledger_lines(ledger) == 1  # the tool ran once, untouched
+    failed_seams = report["verdict"]["reach"]["failed"]
+    assert any(f.startswith("mcp.ClientSession.call_tool: AttributeError") for f in failed_seams), failed_seams

@@ -57,7 +57,11 @@ class FunctionEndpoints:
         if not isinstance(doc, dict):
             return await plain_json(send, 200, {"action": "run"})
         if what == "hello":
-            self.seams.setdefault(str(doc.get("seam")), {k: v for k, v in doc.items() if k != "seam"})
+            seam = str(doc.get("seam"))
+            self.seams.setdefault(seam, {k: v for k, v in doc.items() if k != "seam"})
+            run = self.app.current
+            if seam.endswith(":failed") and run is not None:  # at call time: this run is the gate's failure
+                run.seam_failures.append(f"{seam[:-7]}: {str(doc.get('error') or '')[:300]}")
             return await plain_json(send, 200, {})
         if what == "clock":
             self.clock.note(doc)

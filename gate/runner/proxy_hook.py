@@ -129,6 +129,8 @@ class ProxyHook:
         obs.state["usage"] = run_usage(state.trace, self.config.pricing)  # priced per call, summed
         if state.schedule is not None:
             obs.state["faults"] = state.schedule.stats()
+        if state.seam_failures:  # the gate's seam broke inside the agent: the run is not the agent's to judge
+            obs.state["seam_failed"] = list(state.seam_failures)
         if state.replay is not None:  # how far the agent followed the recording (replay-matches)
             obs.state["replay"] = state.replay.summary()
         for name, upstream in self.worlds.items():

@@ -8,6 +8,12 @@ so a fault means the same on every framework, as it does on every wire.
 
 A tool that calls another instrumented tool (a LangChain tool wrapping an MCP call)
 is one call: the outermost seam traces it, inner seams pass through.
+
+A seam never breaks the agent. If carrying out an answer fails in the seam's own code (a
+name the installed library version does not have: ImportError, AttributeError, NameError,
+TypeError), the call falls back to the untouched tool (run now if the answer had it not run,
+its own value or exception kept otherwise) and the seam says so to the worker (`<seam>:failed`
+with the error), which makes the run a harness error, never the agent's failure.
 """
 
 from __future__ import annotations
@@ -22,9 +28,17 @@ from chaos_gate_agent.errors import exception_for
 _inside: contextvars.ContextVar[bool] = contextvars.ContextVar("chaos_gate_inside_tool", default=False)
 
 
+BROKEN = (ImportError, AttributeError, NameError, TypeError)  # the seam's code does not fit the library
+
+
+class SeamBroken(Exception):
+    """The seam, not the tool or the fault, failed while carrying out the worker's answer."""
+
+
 class Seam:
     transport = "function"  # function | mcp-stdio | command
     framework = "python"
+    name = ""  # the seam's name in the reach line (what its patch returned); the framework's when unset
 
     def encode(self, value):
         return client.encode(value)
@@ -44,12 +58,25 @@ def _active() -> bool:
 
 
 def _outcome(seam: Seam, answer: dict, original, cause: BaseException | None = None):
-    """Raise or return what the answer says (after its sleep has been taken)."""
+    """Raise or return what the answer says (after its sleep has been taken); SeamBroken when the seam's
+    own code cannot (the caller falls back to the untouched tool)."""
     if answer.get("action") == "raise":
-        raise seam.exception(answer) from cause
+        raise _made(seam.exception, answer) from cause
     if cause is not None and "value" not in answer and not answer.get("empty"):
         raise cause
-    return seam.decode(answer, original)
+    return _made(lambda a: seam.decode(a, original), answer)
+
+
+def _made(make, answer: dict):
+    try:
+        return make(answer)
+    except BROKEN as exc:
+        raise SeamBroken(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _broken(seam: Seam, tool: str, broken: SeamBroken) -> None:
+    """Tell the worker: the run's result is not the agent's to answer for (gate/instrument/calls.py)."""
+    client.hello(f"{seam.name or seam.framework}:failed", {"error": str(broken)[:300], "tool": tool})
 
 
 def call_sync(seam: Seam, tool: str, arguments, run, returns: str | None = None, hints: dict | None = None):
@@ -60,16 +87,28 @@ def call_sync(seam: Seam, tool: str, arguments, run, returns: str | None = None,
         call_id, first = client.begin(tool, arguments, seam.transport, seam.framework, returns, hints)
         time.sleep(float(first.get("sleep") or 0))
         if first.get("action") != "run":
-            return _outcome(seam, first, None)
+            try:
+                return _outcome(seam, first, None)
+            except SeamBroken as broken:
+                _broken(seam, tool, broken)
+                return run()
         try:
             value = run()
         except Exception as exc:  # noqa: BLE001 - reported, then re-raised unless a fault says otherwise
             answer = client.end(call_id, error=exc)
             time.sleep(float(answer.get("sleep") or 0))
-            return _outcome(seam, answer, None, exc)
+            try:
+                return _outcome(seam, answer, None, exc)
+            except SeamBroken as broken:
+                _broken(seam, tool, broken)
+                raise exc from None
         answer = client.end(call_id, encoded=seam.encode(value))
         time.sleep(float(answer.get("sleep") or 0))
-        return _outcome(seam, answer, value)
+        try:
+            return _outcome(seam, answer, value)
+        except SeamBroken as broken:
+            _broken(seam, tool, broken)
+            return value
     finally:
         _inside.reset(token)
 
@@ -84,16 +123,28 @@ async def call_async(seam: Seam, tool: str, arguments, run, returns: str | None 
         call_id, first = client.begin(tool, arguments, seam.transport, seam.framework, returns, hints)
         await asyncio.sleep(float(first.get("sleep") or 0))
         if first.get("action") != "run":
-            return _outcome(seam, first, None)
+            try:
+                return _outcome(seam, first, None)
+            except SeamBroken as broken:
+                _broken(seam, tool, broken)
+                return await run()
         try:
             value = await run()
         except Exception as exc:  # noqa: BLE001 - reported, then re-raised unless a fault says otherwise
             answer = client.end(call_id, error=exc)
             await asyncio.sleep(float(answer.get("sleep") or 0))
-            return _outcome(seam, answer, None, exc)
+            try:
+                return _outcome(seam, answer, None, exc)
+            except SeamBroken as broken:
+                _broken(seam, tool, broken)
+                raise exc from None
         answer = client.end(call_id, encoded=seam.encode(value))
         await asyncio.sleep(float(answer.get("sleep") or 0))
-        return _outcome(seam, answer, value)
+        try:
+            return _outcome(seam, answer, value)
+        except SeamBroken as broken:
+            _broken(seam, tool, broken)
+            return value
     finally:
         _inside.reset(token)
 

@@ -31,6 +31,7 @@ HINTS: dict[str, dict] = {}  # tool name -> {"read_only": bool, "idempotent": bo
 class McpSeam(Seam):
     transport = "mcp-stdio"
     framework = "mcp"
+    name = "mcp.ClientSession.call_tool"
 
     def encode(self, value):
         dump = getattr(value, "model_dump", None)
