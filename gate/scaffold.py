@@ -36,6 +36,7 @@ FRAMEWORKS = {
 }
 WORKFLOW = ".github/workflows/agent-chaos.yml"
 ACTION = "agent-chaos-gate/agent-chaos-gate@v1"  # the README's `uses:`; release.yml moves v1 after its image exists
+# where projects keep their virtualenv: gate/agent/environment.py's VENVS (not imported: `init` stays light)
 VENVS = (".venv", "venv", "env")
 
 

@@ -49,6 +49,12 @@ class AgentInstance:
     def _ctx(self, **more) -> dict:
         return {"port": str(self.port or ""), "url": self.base_url, **more}
 
+    def _project(self) -> list[Path]:
+        """Where the agent's own virtualenv and node_modules are: the directory it runs in, then the config's."""
+        start, command = self.spec.start, self.spec.invoke.command
+        own = start.cwd if start is not None else (command.cwd if command is not None else None)
+        return [self.base_dir / own, self.base_dir] if own else [self.base_dir]
+
     def _env(self, base: bool = True, invoke_env: dict[str, str] | None = None) -> dict[str, str]:
         """The allow-listed environment (see gate.agent.environment): never the gate's whole one.
         `invoke_env` (a command invocation's own env) goes in before the instrumentation, so a PATH
@@ -58,7 +64,8 @@ class AgentInstance:
         if start is not None:
             gate_set[start.port_env] = str(self.port)
         env = agent_environment(os.environ, inherit=start.inherit_env if start else (), gate_set=gate_set,
-                                configured=render(start.env, self._ctx()) if start else {}, base=base)
+                                configured=render(start.env, self._ctx()) if start else {}, base=base,
+                                project=self._project())
         return self._instrument({**env, **(invoke_env or {})}, container=start is not None and start.docker is not None)
 
     def _instrument(self, env: dict[str, str], container: bool) -> dict[str, str]:

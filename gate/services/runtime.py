@@ -49,8 +49,9 @@ class Service:
         gate_set = {spec.port_env: str(self.port)} if spec.port_env else {}
         ctx = {"host": self.host, "port": str(self.port)}
         configured = render_services(render(spec.env, ctx), known)
+        own = [self.base_dir / spec.cwd, self.base_dir] if spec.cwd else [self.base_dir]
         env = agent_environment(os.environ, inherit=spec.inherit_env, gate_set=gate_set, configured=configured,
-                                base=base)
+                                base=base, project=own)
         library = dilation.library_for(self.time_scale) if base else None  # a container's clock stays real
         return dilation.dilated(env, library, self.time_scale) if library else env
 
