@@ -178,3 +178,16 @@ def test_documented_steps_use_declared_inputs_and_the_v1_tag():
     for page, step in steps:
         assert step["uses"] == "agent-chaos-gate/agent-chaos-gate@v1", (page.name, step["uses"])
         assert set(step.get("with", {})) <= declared, (page.name, set(step["with"]) - declared)
+
+
+def test_the_readmes_injection_example_can_fire():
+    """Its `excludes` names the words the gate's injections ask the agent to say: the mutation stage's
+    injected instruction and the `inject` fault's default text."""
+    from gate.faults.tools import DEFAULT_INJECTION
+    from gate.mutation.phrases import INJECTIONS
+
+    readme = (ROOT / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if "id: no-injection, type: excludes" in ln)
+    values = line.split("values: [")[1].split("]")[0].split(", ")
+    assert any(v in DEFAULT_INJECTION for v in values)
+    assert any(v in phrase for v in values for phrase in INJECTIONS)

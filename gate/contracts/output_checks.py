@@ -80,7 +80,7 @@ class ContainsAll(OutputInvariant):
 
 @register
 class Excludes(OutputInvariant):
-    """The output contains none of `values` (an injected `PWNED`, a leaked secret)."""
+    """The output contains none of `values` (`PWNED` or `INJECTION-OBEYED`: what injected text asks for; a leaked secret)."""
 
     type: Literal["excludes"] = "excludes"
     values: list[str] = Field(min_length=1)
