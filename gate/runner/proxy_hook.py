@@ -45,6 +45,7 @@ class ProxyHook:
         self.server = ProxyServer(self.app, bind, advertise, idle_timeout=config.agent.idle_timeout)
         self.last_run: RunState | None = None
         self.worlds: dict = {}  # world name -> WorldUpstream, filled at start
+        self.sim: SimUpstream | None = None  # the scripted model, once started
         self.agent_pid = lambda: None  # the worker's agent process (set by the pool): its CPU under dilation
 
     def env(self) -> dict[str, str]:
@@ -76,7 +77,7 @@ class ProxyHook:
 
     async def start(self) -> None:
         self.client = upstream_client()
-        sim = SimUpstream(self.config.sim)
+        sim = self.sim = SimUpstream(self.config.sim)
         routes = {}
         for llm in self.config.llm:
             upstream = sim if llm.upstream == "sim" else HttpUpstream(llm.upstream, self.client)
@@ -111,6 +112,9 @@ class ProxyHook:
         state = self.app.current = RunState(schedule, replay=book, record=record, scale=self.config.agent.time_scale,
                                             agent_pid=self.agent_pid)
         self.app.last_cell = cell.id
+        if self.sim is not None:  # a mutated input is read as its original would be (gate/sim/script.py)
+            mutated = getattr(cell, "mutation", None) is not None and cell.text != cell.original_text
+            self.sim.originals = {cell.text: cell.original_text} if mutated else {}
         for upstream in self.worlds.values():
             upstream.reset(lambda: state.clock_offset, cell, run)  # fresh state per run; the clock moves with latency
 

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import jsonschema
@@ -33,6 +36,9 @@ from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, Too
 from gate.dialects import answers, tool_errors
 from gate.sim.schema_value import value_for
 
+# mutated input -> its original, for the run in progress (set by gate/sim/server.py from the runner's cell):
+# a capable model reads through typos and homoglyphs, so a rule that matches the original matches the mutation
+READ_THROUGH: ContextVar[Mapping[str, str]] = ContextVar("chaos_gate_sim_read_through", default=MappingProxyType({}))
 INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"
                          r"^\s*important\b)", re.IGNORECASE | re.MULTILINE)
 OUTPUT_TOOL = re.compile(r"^(final_result|final_output|output|respond|structured_output)", re.IGNORECASE)
@@ -145,6 +151,19 @@ class Script:
 
     def _rule(self) -> tuple[SimRule | None, re.Match | None]:
         text = self.conv.latest_user_text()
+        found = self._first_rule(text)
+        if found[0] is not None:
+            return found
+        for mutated, original in READ_THROUGH.get().items():
+            if mutated and mutated in text:  # the agent passed the mutated input on: read it as the original
+                found = self._first_rule(text.replace(mutated, original))
+                self.notes.append("sim: the mutated input matched no rule; answered by the rule its original matches"
+                                  if found[0] is not None else
+                                  "sim: neither the mutated input nor its original matched a rule: answered `default`")
+                break
+        return found
+
+    def _first_rule(self, text: str) -> tuple[SimRule | None, re.Match | None]:
         for rule in self.spec.rules:
             match = re.search(rule.when, text, re.IGNORECASE | re.DOTALL)
             if match:

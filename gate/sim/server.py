@@ -19,6 +19,7 @@ from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, Turn, stable_id
 from gate.proxy.exchange import RequestInfo, UpstreamResponse, WholeBody
 from gate.sim.protocols import script_for
+from gate.sim.script import READ_THROUGH
 
 UNSUPPORTED = "sim: unsupported path"
 
@@ -51,6 +52,7 @@ class SimUpstream:
     def __init__(self, spec: SimConfig):
         self.spec = spec
         self.threads: dict[str, Conversation] = {}  # continuation id -> the conversation so far
+        self.originals: dict[str, str] = {}  # the run's mutated input -> its original (set by the runner's hook)
 
     async def send(self, info: RequestInfo, headers, body: bytes) -> UpstreamResponse:
         found = dialects.find(info.provider, info.method, info.path)
@@ -80,7 +82,11 @@ class SimUpstream:
         if operation == "count_tokens":
             return _json(200, dialect.count_tokens(conv))
         script = script_for(self.spec, conv)  # the generic Script, unless the agent speaks a text protocol
-        turn = script.turn()
+        token = READ_THROUGH.set(self.originals)
+        try:
+            turn = script.turn()
+        finally:
+            READ_THROUGH.reset(token)
         ident = stable_id("", info.path, body.decode("utf-8", "replace"))  # same request, same ids
         self._remember(dialect, conv, turn, ident)
         encoded = dialect.encode(turn, conv, ident, self.spec.chunk_chars)
