@@ -12,7 +12,7 @@ baseline, but with a perturbed input, so a `when` aimed at the baseline never
 silently applies to them too.
 
 A profile runs one cell per fault (`chaos/<input>/<profile>/<fault kind>`, see
-gate/faults/profiles.split); its cells share the profile's name as their scenario and
+gate/config/profiles.split); its cells share the profile's name as their scenario and
 carry the whole profile in `scenario_faults`, so coverage shows each fault on its row.
 """
 
@@ -96,7 +96,7 @@ def _applicable(config: Config, facts: dict, session=None, declared=None, named=
 
 
 def _per_fault(name: str, faults: tuple) -> list[dict]:
-    """A profile's cells: one per fault (gate/faults/profiles.split), or one for a single fault."""
+    """A profile's cells: one per fault (gate/config/profiles.split), or one for a single fault."""
     from gate.config.profiles import split
 
     parts = split(faults)
