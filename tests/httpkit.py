@@ -54,6 +54,24 @@ def serve(handler) -> tuple[ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
+def serve_asgi(app):
+    """An ASGI app (a real `mcp` server's) on uvicorn, on a free loopback port, started: (server, base URL).
+    Stop it with `server.should_exit = True`."""
+    import time
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started, "the server did not start"
+    return server, f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
 def start_orders(root: Path):
     """The SDK example's orders service on a free port: (process, base URL)."""
     with socket.socket() as s:

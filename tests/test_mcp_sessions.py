@@ -13,12 +13,9 @@ by its upstream) are in tests/test_mcp_wire.py.
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 import time
 
 import pytest
-import uvicorn
 from mcp import Client, MCPError
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
@@ -26,6 +23,7 @@ from pydantic import TypeAdapter
 
 from gate.config.models import Invariant
 from gate.contracts import Observation
+from httpkit import serve_asgi
 from proxy_harness import ProxyHarness, ToolServer
 
 MODES = ["legacy", "auto"]
@@ -51,16 +49,8 @@ class RealMcp:
             self.refunds.append(order_id)
             return f"refunded {order_id}"
 
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/mcp"
-        config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
-        self.uvicorn = uvicorn.Server(config)
-        threading.Thread(target=self.uvicorn.run, kwargs={"sockets": [self.sock]}, daemon=True).start()
-        deadline = time.monotonic() + 10
-        while not self.uvicorn.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert self.uvicorn.started, "the mcp server did not start"
+        self.uvicorn, base = serve_asgi(server.streamable_http_app())
+        self.url = base + "/mcp"
 
     def close(self):
         self.uvicorn.should_exit = True

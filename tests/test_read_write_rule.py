@@ -10,17 +10,14 @@ the lookup and still breaches for the refund the server executed twice.
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 
 import pytest
-import uvicorn
 from mcp import Client, MCPError
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from gate.contracts.writes import call_writes, http_writes
+from httpkit import serve_asgi
 from proxy_harness import ProxyHarness, ToolServer
 from test_mcp_sessions import judge
 
@@ -47,15 +44,8 @@ class HintlessMcp:
         def get_or_create_ticket(order_id: str) -> str:
             return f"ticket for {order_id}"
 
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-        self.uvicorn = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on"))
-        threading.Thread(target=self.uvicorn.run, kwargs={"sockets": [sock]}, daemon=True).start()
-        deadline = time.monotonic() + 10
-        while not self.uvicorn.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert self.uvicorn.started
+        self.uvicorn, base = serve_asgi(server.streamable_http_app())
+        self.url = base + "/mcp"
 
 
 @pytest.fixture(scope="module")

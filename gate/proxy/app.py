@@ -138,7 +138,7 @@ class ProxyApp:
                            rpc_method=info.rpc_method, body=body,
                            idempotency_key=_idempotency_key(headers))
         self.mcp.mark(entry, info)
-        declared = self.declared_writes.get(route.name, self.declared_writes.get(entry.tool or ""))
+        declared = self._declared(route, info)
         if declared is not None:  # the team's word over the server's hints and the name (gate/contracts/writes.py)
             entry.extra["writes"] = declared
         cycle = getattr(send, "__self__", None)  # the server's own record of this request (gate/proxy/server.py)
@@ -198,6 +198,9 @@ class ProxyApp:
                 if route.kind == "llm" and entry.status is not None:
                     run.model_answered = True
 
+    def _declared(self, route, info) -> bool | None:
+        """`tools[].writes` for this call: its upstream's, or (a function tool) its own name's."""
+        return self.declared_writes.get(route.name, self.declared_writes.get(info.tool or ""))
 
     def _late_write(self, run: RunState, route, info) -> bool:
         """A tool write of the previous cell's, arriving before this run's model has said anything."""
@@ -211,7 +214,7 @@ class ProxyApp:
         return any(k.startswith("llm:") for k in self.calls_by_target)
 
     def _writes(self, route, info) -> bool:
-        declared = self.declared_writes.get(route.name, self.declared_writes.get(info.tool or ""))
+        declared = self._declared(route, info)
         if route.provider == "mcp" or info.method == "CALL":
             if info.rpc_method not in (None, "tools/call"):
                 return False  # protocol traffic (a session's GET stream, its DELETE) is no write

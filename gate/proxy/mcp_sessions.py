@@ -12,9 +12,9 @@ server that expires a session by itself is the agent's to handle, and is left to
 remembers the last `initialize` the agent sent through this upstream and, per session, the
 service's restart count when it was opened (`generation`: the runner's count of the gate's
 restarts of the service behind this URL). When a request carrying a session opened before a
-restart is answered 404, it opens a new session with that same `initialize` (and `notifications/initialized`), sends the
-request again under the new id, and from then on rewrites the agent's old id to the new one on
-the way up and back on the way down. The 404'd request was never executed, so nothing runs
+restart is answered 404, it opens a new session with that same `initialize` (and
+`notifications/initialized`), sends the request again under the new id, and from then on
+rewrites the agent's old id to the new one on the way up and back on the way down. The 404'd request was never executed, so nothing runs
 twice; a fault on the request acts on the answer it gets in the new session, as on any other.
 Anything else (no initialize seen, the new session refused) passes the 404 through as it was.
 """

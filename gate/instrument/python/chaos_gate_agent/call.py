@@ -74,9 +74,17 @@ def _made(make, answer: dict):
         raise SeamBroken(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _broken(seam: Seam, tool: str, broken: SeamBroken) -> None:
-    """Tell the worker: the run's result is not the agent's to answer for (gate/instrument/calls.py)."""
-    client.hello(f"{seam.name or seam.framework}:failed", {"error": str(broken)[:300], "tool": tool})
+FALLBACK = object()  # what _settled gives when the seam broke: the caller keeps the untouched call
+
+
+def _settled(seam: Seam, tool: str, answer: dict, original, cause: BaseException | None = None):
+    """`_outcome`, or FALLBACK once the worker has been told the seam broke (the run's result is then
+    not the agent's to answer for: gate/instrument/calls.py)."""
+    try:
+        return _outcome(seam, answer, original, cause)
+    except SeamBroken as broken:
+        client.hello(f"{seam.name or seam.framework}:failed", {"error": str(broken)[:300], "tool": tool})
+        return FALLBACK
 
 
 def call_sync(seam: Seam, tool: str, arguments, run, returns: str | None = None, hints: dict | None = None):
@@ -87,28 +95,21 @@ def call_sync(seam: Seam, tool: str, arguments, run, returns: str | None = None,
         call_id, first = client.begin(tool, arguments, seam.transport, seam.framework, returns, hints)
         time.sleep(float(first.get("sleep") or 0))
         if first.get("action") != "run":
-            try:
-                return _outcome(seam, first, None)
-            except SeamBroken as broken:
-                _broken(seam, tool, broken)
-                return run()
+            got = _settled(seam, tool, first, None)
+            return run() if got is FALLBACK else got
         try:
             value = run()
         except Exception as exc:  # noqa: BLE001 - reported, then re-raised unless a fault says otherwise
             answer = client.end(call_id, error=exc)
             time.sleep(float(answer.get("sleep") or 0))
-            try:
-                return _outcome(seam, answer, None, exc)
-            except SeamBroken as broken:
-                _broken(seam, tool, broken)
-                raise exc from None
+            got = _settled(seam, tool, answer, None, exc)
+            if got is FALLBACK:
+                raise exc
+            return got
         answer = client.end(call_id, encoded=seam.encode(value))
         time.sleep(float(answer.get("sleep") or 0))
-        try:
-            return _outcome(seam, answer, value)
-        except SeamBroken as broken:
-            _broken(seam, tool, broken)
-            return value
+        got = _settled(seam, tool, answer, value)
+        return value if got is FALLBACK else got
     finally:
         _inside.reset(token)
 
@@ -123,28 +124,21 @@ async def call_async(seam: Seam, tool: str, arguments, run, returns: str | None 
         call_id, first = client.begin(tool, arguments, seam.transport, seam.framework, returns, hints)
         await asyncio.sleep(float(first.get("sleep") or 0))
         if first.get("action") != "run":
-            try:
-                return _outcome(seam, first, None)
-            except SeamBroken as broken:
-                _broken(seam, tool, broken)
-                return await run()
+            got = _settled(seam, tool, first, None)
+            return await run() if got is FALLBACK else got
         try:
             value = await run()
         except Exception as exc:  # noqa: BLE001 - reported, then re-raised unless a fault says otherwise
             answer = client.end(call_id, error=exc)
             await asyncio.sleep(float(answer.get("sleep") or 0))
-            try:
-                return _outcome(seam, answer, None, exc)
-            except SeamBroken as broken:
-                _broken(seam, tool, broken)
-                raise exc from None
+            got = _settled(seam, tool, answer, None, exc)
+            if got is FALLBACK:
+                raise exc
+            return got
         answer = client.end(call_id, encoded=seam.encode(value))
         await asyncio.sleep(float(answer.get("sleep") or 0))
-        try:
-            return _outcome(seam, answer, value)
-        except SeamBroken as broken:
-            _broken(seam, tool, broken)
-            return value
+        got = _settled(seam, tool, answer, value)
+        return value if got is FALLBACK else got
     finally:
         _inside.reset(token)
 
