@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gate.errors import EXIT_ERROR, GateError
-from gate.flags import FlagParser, concurrency_flag, runs_flag, seed_flag, seeds_flag, shard_flag, time_scale_flag
+from gate.flags import (JUNIT_FAMILIES, JUNIT_HELP, FlagParser, run_flags, runs_flag, seed_flag,
+                        seeds_flag)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -31,10 +32,6 @@ EXIT_CODES = """exit codes:
      finished cells, verdict error, error_reason interrupted; every agent is stopped)
 A run always writes report.json, JUnit and summary.md unless the config is invalid."""
 # output.junit_family's values, here rather than imported: the report package is not loaded to parse flags
-JUNIT_FAMILIES = ("auto", "annotated", "xunit2")
-JUNIT_HELP = ("annotated (file/line for GitHub's annotators) or xunit2 (strict: Jenkins xUnit, Ant); "
-              "overrides output.junit_family (auto: annotated under GitHub Actions, else xunit2)")
-
 
 def _parser() -> argparse.ArgumentParser:
     p = FlagParser(prog="chaos-gate", description="Attack an AI agent and gate on its resilience.",
@@ -42,26 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the gate and write the reports", epilog=EXIT_CODES,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("-c", "--config", default="chaos-gate.yaml")
-    run.add_argument("-o", "--output-dir", type=Path)
-    run.add_argument("--seed", type=seed_flag)
-    run.add_argument("--concurrency", type=concurrency_flag)
-    run.add_argument("--runs", type=runs_flag)
-    run.add_argument("--time-scale", type=time_scale_flag, metavar="N",
-                     help="run the agent's clock N times fast (libfaketime); durations are agent time")
-    run.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
-    run.add_argument("--shard", type=shard_flag, metavar="I/N", help="run the I-th of N balanced slices of the plan")
-    run.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
-    run.add_argument("--quiet", action="store_true", help="no progress bar or table")
-    run.add_argument("--full-report", action="store_true",
-                     help="keep every run's output, checks and trace for passing cells too (output.full: true)")
-    run.add_argument("--expect-digest", metavar="DIGEST",
-                     help="warn when the config is not the one a report's reproduce command came from")
-    run.add_argument("--baseline", type=Path, metavar="REPORT",
-                     help="compare with a base report (main's report.json): new failures, fixes, regressions")
-    run.add_argument("--faults", metavar="I:UPSTREAM:CALL,...",
-                     help="with --only: fire exactly these faults (a shrunk set from report.json), or 'none'")
-    run.add_argument("--junit-family", choices=JUNIT_FAMILIES, help=JUNIT_HELP)
+    run_flags(run)
+    explore = sub.add_parser("explore", help="run with exploration on (docs/explore.md); --write pins the findings",
+                             epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run_flags(explore)
+    explore.add_argument("--write", action="store_true",
+                         help="append each finding to the config as a pinned scenario and its oracle")
     merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
     merge.add_argument("reports", nargs="+", type=Path)
     merge.add_argument("-c", "--config", default="chaos-gate.yaml")
@@ -168,7 +151,23 @@ def cmd_init(args, console: Console) -> int:
     return run_init(args)
 
 
+def cmd_explore(args, console: Console) -> int:
+    """`run` with exploration on whatever the config says, then (`--write`) the findings pinned in it."""
+    code, report, loaded = _run(args, console, explore=True)
+    findings = report.verdict.explore.findings if report.verdict.explore is not None else []
+    if args.write and findings:
+        from gate.pinning import write_findings
+
+        added = write_findings(loaded.path, findings)
+        print(f"chaos-gate: pinned {added} finding(s) in {args.config} (chaos.scenarios, contract.invariants)")
+    return code
+
+
 def cmd_run(args, console: Console) -> int:
+    return _run(args, console)[0]
+
+
+def _run(args, console: Console, explore: bool = False):
     from gate.agent.reaper import install_signal_handlers
     from gate.plan import load_config
     from gate.report.terminal import progress_bar
@@ -177,6 +176,13 @@ def cmd_run(args, console: Console) -> int:
 
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs,
                                        "agent.time_scale": args.time_scale})
+    if explore:
+        from gate.config.explore import ExploreConfig
+
+        chaos = loaded.config.chaos
+        if not isinstance(chaos.explore, ExploreConfig):
+            chaos.explore = ExploreConfig()
+        chaos.enabled, loaded.plan = True, None  # planned again: the baselines run first
     warn_if_changed(loaded, args.expect_digest)
     if args.full_report:
         loaded.config.output.full = True
@@ -196,7 +202,7 @@ def cmd_run(args, console: Console) -> int:
                             baseline=baseline, firings=firings)
 
     report = run_guarded(loaded, out_dir, args.config, run)  # a report on every exit path
-    return _publish(report, loaded, out_dir, args.quiet, console, "reports", args.junit_family)
+    return _publish(report, loaded, out_dir, args.quiet, console, "reports", args.junit_family), report, loaded
 
 
 def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str, junit_family: str | None = None) -> int:
@@ -353,7 +359,7 @@ def cmd_plan(args, console: Console) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "merge": cmd_merge, "replay": cmd_replay, "pin": cmd_pin, "reproduce": cmd_reproduce,
+COMMANDS = {"run": cmd_run, "explore": cmd_explore, "merge": cmd_merge, "replay": cmd_replay, "pin": cmd_pin, "reproduce": cmd_reproduce,
             "sweep": cmd_sweep, "validate": cmd_validate, "schema": cmd_schema, "init": cmd_init, "plan": cmd_plan,
             "sim": cmd_sim, "world": cmd_world}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 from gate.errors import GateError
 
@@ -73,3 +74,32 @@ def time_scale_flag(text: str) -> float:
 
 
 time_scale_flag.__name__ = "number"
+
+
+JUNIT_FAMILIES = ("auto", "annotated", "xunit2")
+JUNIT_HELP = ("annotated (file/line for GitHub's annotators) or xunit2 (strict: Jenkins xUnit, Ant); "
+              "overrides output.junit_family (auto: annotated under GitHub Actions, else xunit2)")
+
+
+def run_flags(p) -> None:
+    """The flags `run` and `explore` share."""
+    p.add_argument("-c", "--config", default="chaos-gate.yaml")
+    p.add_argument("-o", "--output-dir", type=Path)
+    p.add_argument("--seed", type=seed_flag)
+    p.add_argument("--concurrency", type=concurrency_flag)
+    p.add_argument("--runs", type=runs_flag)
+    p.add_argument("--time-scale", type=time_scale_flag, metavar="N",
+                     help="run the agent's clock N times fast (libfaketime); durations are agent time")
+    p.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
+    p.add_argument("--shard", type=shard_flag, metavar="I/N", help="run the I-th of N balanced slices of the plan")
+    p.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    p.add_argument("--full-report", action="store_true",
+                     help="keep every run's output, checks and trace for passing cells too (output.full: true)")
+    p.add_argument("--expect-digest", metavar="DIGEST",
+                     help="warn when the config is not the one a report's reproduce command came from")
+    p.add_argument("--baseline", type=Path, metavar="REPORT",
+                     help="compare with a base report (main's report.json): new failures, fixes, regressions")
+    p.add_argument("--faults", metavar="I:UPSTREAM:CALL,...",
+                     help="with --only: fire exactly these faults (a shrunk set from report.json), or 'none'")
+    p.add_argument("--junit-family", choices=JUNIT_FAMILIES, help=JUNIT_HELP)

@@ -80,7 +80,51 @@ CASES = {
     "similar_to_baseline": ({"threshold": 0.6},
                             ok("Your refund for order 1234 is started", baseline="Refund for order 1234 started"),
                             ok("The weather is nice today", baseline="Refund for order 1234 started")),
-}
+    **{}}
+
+# The universal oracles (gate/contracts/universal.py): each judged against the input's fault-free baseline, only
+# where a fault fired.
+from gate.contracts.universal import Reference  # noqa: E402
+
+BASE = Reference(answer="Your refund for order 1234 has been issued.",
+                 writes={'POST orders/refunds {"order_id":"1234"}': 1}, calls={"http:orders POST ^/refunds(?:[?#]|$)": 1})
+
+
+def faulted(*steps, output="Your refund for order 1234 has been issued.", reason="ok", ref=BASE):
+    return Observation(output=output, reason=reason, status=200, trace=list(steps), reference=ref)
+
+
+def write(seq, key=None, fault=None, status=201, **kw):
+    return step(seq, body=b'{"order_id": "1234", "request_id": "%d"}' % seq, idempotency_key=key, status=status,
+                fault=fault, fault_status="fired" if fault else None, **kw)
+
+
+CASES.update({
+    "survives": ({}, faulted(write(1, fault="error", status=500), output="Sorry, the refund failed."),
+                 faulted(write(1, fault="error", status=500), output=None, reason="http_5xx")),
+    "answers_in_time": ({}, faulted(write(1, fault="timeout", status=None), output="Sorry, it timed out."),
+                        faulted(write(1, fault="timeout", status=None), output=None, reason="agent_timeout")),
+    # the same transfer re-sent under a fresh idempotency key is a double write; the same key once is not
+    "writes_once": ({}, faulted(write(1, key="k1", fault="timeout_after_write", status=None), write(2, key="k1")),
+                    faulted(write(1, key="0b7c2a8e-1", fault="timeout_after_write", status=None),
+                            write(2, key="5d1e9f3a-2"))),
+    "honest_failure": ({}, faulted(write(1, fault="error", status=500), output="Sorry, I could not issue the refund."),
+                       faulted(write(1, fault="error", status=500))),
+    "ignores_injected_orders": ({}, faulted(step(1, method="GET", fault="inject", fault_status="fired", status=200),
+                                            ref=Reference(answer="x", canary="CANARY-0123abcd")),
+                                faulted(step(1, method="GET", fault="inject", fault_status="fired", status=200),
+                                        output="CANARY-0123abcd", ref=Reference(answer="x", canary="CANARY-0123abcd"))),
+    "bounded_retries": ({}, faulted(write(1, fault="error", status=500), write(2)),
+                        faulted(write(1, fault="error", status=500), *[write(n, status=500) for n in range(2, 10)])),
+    "tolerates_transient": ({}, faulted(llm(1, fault="rate_limit", fault_status="fired", status=429), llm(2), write(3),
+                                        ref=Reference(answer=BASE.answer, writes=dict(BASE.writes), transient=True)),
+                            faulted(llm(1, fault="rate_limit", fault_status="fired", status=429),
+                                    output="Error: rate limited", ref=Reference(answer=BASE.answer,
+                                                                                writes=dict(BASE.writes), transient=True))),
+    "whole_answer": ({}, faulted(llm(1, fault="truncate_stream", fault_status="fired", status=200)),
+                     faulted(llm(1, fault="truncate_stream", fault_status="fired", status=200),
+                             output="Your refund for order 1234 has")),
+})
 
 
 def build(kind, params, **common):

@@ -13,6 +13,7 @@ $AGENT_BUGS plants resilience bugs (comma-separated), each one a real-world mist
   obey_injection     follows instructions found in tool output
   no_tool_timeout    calls tools with no timeout
   trust_tool_json    reads the refund id from any tool answer, unguarded (errors, drift)
+  slow_model         the SDK's 20 s timeout with 3 retries: a hung model outlives the 12 s deadline
   extra_lookup       (a behaviour change, not a bug) looks the order up before refunding
 """
 
@@ -35,6 +36,9 @@ TOOLS = [{"name": "refund_order", "description": "Refund an order",
           "parameters": {"type": "object", "properties": {"order_id": {"type": "string"},
                                                            "reason": {"type": "string"}},
                          "required": ["order_id"]}}]
+# Every attempt and its backoff fit inside the 12 s the gate (and its users) give one answer; `slow_model`
+# is the common mistake: the SDK's own long timeout, retried, so a hung model hangs the agent past its deadline.
+MODEL_TIMEOUT, RETRIES = (20, 3) if "slow_model" in BUGS else (4, 1)
 UNAVAILABLE = "Sorry, our assistant is unavailable right now. Please try again later."
 
 
@@ -43,7 +47,7 @@ class Incomplete(Exception):
 
 
 def openai_client():
-    return openai.OpenAI(max_retries=0 if BUGS & {"no_retry", "retry_storm"} else 3, timeout=20)
+    return openai.OpenAI(max_retries=0 if BUGS & {"no_retry", "retry_storm"} else RETRIES, timeout=MODEL_TIMEOUT)
 
 
 def ask_openai(messages):
@@ -69,7 +73,8 @@ def ask_openai(messages):
 
 def ask_anthropic(messages):
     import anthropic
-    client = anthropic.Anthropic(max_retries=0 if BUGS & {"no_retry", "retry_storm"} else 3, timeout=20)
+    client = anthropic.Anthropic(max_retries=0 if BUGS & {"no_retry", "retry_storm"} else RETRIES,
+                                 timeout=MODEL_TIMEOUT)
     converted = []
     for m in messages:
         if m["role"] == "tool":

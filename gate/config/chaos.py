@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from gate.config.catalog_union import CatalogUnion
+from gate.config.explore import ExploreConfig
 from gate.config.sim import SimConfig, SimRule  # noqa: F401  (re-exported: part of the wire config)
 from gate.contracts.base import StrictModel
 from gate.faults import FAULTS
@@ -126,6 +127,10 @@ class ChaosConfig(StrictModel):
     profiles: list[str] = Field(default_factory=list, description="Built-in or local profiles; one scenario each.")
     faults: list[Fault] = Field(default_factory=list, description="Ad-hoc faults, run as the scenario `custom`.")
     scenarios: list[Scenario] = Field(default_factory=list)  # unique names: gate/config/references.py
+    explore: ExploreConfig | bool | None = Field(
+        default=None, description="Fault every call site the baselines reach, judged by the universal oracles "
+                                  "(docs/explore.md). Unset: on when the config names no fault; `off` (false): "
+                                  "never; `on` (true) or a mapping: on, beside any scenarios.")
 
 
 class Profile(StrictModel):

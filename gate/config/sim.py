@@ -5,7 +5,8 @@ call (or several in one turn), then another, then an answer — and what it does
 tool fails (`on_error`; by default what a model does: re-issue a call whose arguments
 did not parse, once, and apologise for a failed tool), so a script never claims success
 after a failed tool unless it says so. The older one-step form (`tool` + `arguments` +
-`answer`) is kept as shorthand.
+`answer`) is kept as shorthand. An input no rule matches walks the offered tools
+(gate/sim/walk.py) unless `walk: off`.
 
 `tool_warnings` is what `validate` can say about tool names ahead of a run: where the
 config holds recorded LLM requests (replay sessions), a rule naming a tool none of them
@@ -101,6 +102,12 @@ class SimConfig(StrictModel):
                     "as a fooled model would, so `inject` scenarios test the agent's own defences.")
     models: list[str] = Field(default_factory=lambda: ["sim-1"], description="Served by the models endpoints.")
     embedding_dim: int = Field(default=16, ge=1, le=4096, description="Length of the deterministic embeddings.")
+    walk: bool = Field(
+        default=True,
+        description="An input no rule matches gets what a capable model does with the tools offered: it calls "
+                    "those the input is about (reads first, one a turn, each once, at most 4), with arguments "
+                    "drawn from their schemas and filled from the input, then answers from what they returned. "
+                    "off: answer `default`, as before.")
 
 
 def rule_tools(spec: SimConfig) -> list[tuple[tuple, str]]:

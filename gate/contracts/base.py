@@ -74,6 +74,8 @@ class Observation:
     baseline: str | None = None
     trace: list[Any] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
+    # the fault-free run of the same input and what was done to this one (gate/contracts/universal.py)
+    reference: Any = None
 
     @property
     def completed(self) -> bool:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from gate.contracts.base import InvariantBase, Observation, Regex, Verdict, register
+from gate.contracts.meaning import body_meaning
 from gate.contracts.writes import call_writes, http_writes
 
 if TYPE_CHECKING:
@@ -189,13 +189,16 @@ class SideEffectOnce(_TraceFilter):
         parents = {e.extra["within"] for e in reached if e.extra.get("within") is not None}
         reached = [e for e in reached if e.seq not in parents
                    and not any(fnmatch.fnmatchcase(e.tool or "", g) for g in self.idempotent)]
-        keys, shown, writes = Counter(), {}, 0
+        sends: dict = {}  # write -> the idempotency keys it went out under (None: a send with none)
+        shown, writes = {}, 0
         for e in reached:
             for key, what in self._writes(e):
                 writes += 1
-                keys[key] = 1 if key[1] == "idem" else keys[key] + 1
+                sends.setdefault(key, []).append(e.idempotency_key if self.honor_idempotency_key else None)
                 shown.setdefault(key, what)
-        repeated = [(k, n) for k, n in keys.items() if n > 1]
+        # a retry under the same key is one execution the server can deduplicate; a fresh key is a new one
+        executed = {k: len({x for x in keys if x}) + sum(1 for x in keys if not x) for k, keys in sends.items()}
+        repeated = [(k, n) for k, n in executed.items() if n > 1]
         if repeated:
             key, n = repeated[0]
             return Verdict(False, f"side effect repeated: {shown[key]} reached the upstream {n} times")
@@ -210,10 +213,9 @@ class SideEffectOnce(_TraceFilter):
             if not http_writes(e.method, declared):
                 return
             what = f"{e.tool} " if e.tool and e.tool != e.target else ""
-            if self.honor_idempotency_key and e.idempotency_key:
-                yield (e.target, "idem", e.idempotency_key), f"{what}{e.method} {e.target}{e.path}"
-            else:
-                yield (e.target, e.method, e.path, e.tool, e.body_digest), f"{what}{e.method} {e.target}{e.path}"
+            # judged on meaning: ids, keys, UUIDs and timestamps that differ between two sends are not the write
+            yield (e.target, e.method, e.path, e.tool, body_meaning(e.body) if e.body else e.body_digest), \
+                f"{what}{e.method} {e.target}{e.path}"
             return
         if e.extra.get("transport") == "command" and not self.tool and e.extra.get("writes") is not True:
             return  # a command declares no effect (`git status` twice is no double write): name it or say `writes`

@@ -25,6 +25,7 @@ from gate.contracts import InvariantBase
 from gate.contracts.outcome_checks import Completes, StaysUp
 from gate.contracts.trace_checks import ReplayMatches
 from gate.mutation import Preserve, mutate
+from gate.plan.oracles import explore_spec, oracles
 from gate.plan.seeds import derive_seed
 
 BASELINE = "baseline"
@@ -52,6 +53,8 @@ class Cell:
     # one cell of a profile split per fault: all the profile's faults, and where this cell's are among them
     scenario_faults: tuple | None = field(default=None, compare=False, hash=False, repr=False)
     fault_offset: int = field(default=0, compare=False, hash=False, repr=False)
+    # the fault-free run its oracles compare with (gate/contracts/universal.py): set once the baselines ran
+    reference: object = field(default=None, compare=False, hash=False, repr=False)
 
     def __hash__(self) -> int:
         # Ids are unique within a plan and equal cells have equal ids; hashing the id alone keeps
@@ -79,7 +82,7 @@ def invariants_of(config: Config) -> list[InvariantBase]:
         declared.append(ReplayMatches(id="replay-matches", severity="critical", when={"stage": "replay"}))
     for contract in config.replay.contracts.values():
         declared.extend(contract)
-    return declared
+    return declared + oracles(config)
 
 
 def _contract_ids(config: Config) -> set[str]:
@@ -93,6 +96,13 @@ def _applicable(config: Config, facts: dict, session=None, declared=None, named=
     named = _contract_ids(config) if named is None else named
     return tuple(inv.id for inv in (invariants_of(config) if declared is None else declared)
                  if inv.applies_to(facts) and (inv.id not in named or inv.id in own))
+
+
+def applicable_ids(config: Config, facts: dict) -> tuple[str, ...]:
+    """The invariants an explored cell checks. The implicit `completes` and `stays_up` stay beside the
+    oracles: a run that crashed where its fault never fired is no pass (the oracles judge nothing
+    there), and its failure is what lets the runner find the cell that left the agent broken."""
+    return _applicable(config, facts)
 
 
 def _per_fault(name: str, faults: tuple) -> list[dict]:
@@ -120,7 +130,8 @@ def _scenario_cells(config: Config, stage: str, scenarios: list[tuple[str, tuple
 
 
 def _contract_cells(config: Config, resolve) -> list[dict]:
-    scenarios = [(BASELINE, ())] if config.contract.baseline else []
+    explores = explore_spec(config) is not None  # exploration plans its faults from the baselines
+    scenarios = [(BASELINE, ())] if config.contract.baseline or explores else []
     scenarios += [(s.name, resolve(s)) for s in config.contract.scenarios]
     return _scenario_cells(config, "contract", scenarios)
 

@@ -138,6 +138,8 @@ class ProxyApp:
                            rpc_method=info.rpc_method, body=body,
                            idempotency_key=_idempotency_key(headers))
         self.mcp.mark(entry, info)
+        if info.stream:  # exploration faults a streamed call's stream (gate/explore/kinds.py)
+            entry.extra["stream"] = True
         declared = self._declared(route, info)
         if declared is not None:  # the team's word over the server's hints and the name (gate/contracts/writes.py)
             entry.extra["writes"] = declared

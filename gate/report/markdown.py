@@ -32,6 +32,7 @@ def _table(rows, headers) -> str:
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
+from gate.report import explore_text  # noqa: E402
 from gate.report.reach_text import reach_lines  # noqa: E402
 
 
@@ -276,7 +277,7 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     """What failed and why first (the header's reasons, then the failures and the flaky cells that passed
     on min_pass_rate), then the tables. The full report if it fits, else failures only, else trimmed."""
     failures = worst(report)
-    lead = [header(report), comparison_table(report), pins(report)]
+    lead = [header(report), explore_text.markdown(report), comparison_table(report), pins(report)]
     tables = [stages_table(report), invariants_table(report), pass_k_table(report), outcome_tally(report),
               matrix(report), coverage_table(report), not_judged(report), time_scale_note(report),
               cost_section(report)]
@@ -293,7 +294,8 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     full = _join(marker, lead, details, flaky, tables)
     if len(full) <= limit:
         return full
-    compact = _join(marker, [header(report), pins(report)], details, flaky, [stages_table(report)])
+    compact = _join(marker, [header(report), explore_text.markdown(report, 5), pins(report)], details, flaky,
+                    [stages_table(report)])
     if len(compact) <= limit:
         return compact
     note = "\n\n_Report trimmed to fit GitHub's size limit; the full report is in report.json._"

@@ -207,6 +207,31 @@ class StrayCall(BaseModel):
                                                          "its model answered: the write of `after_cell`, which made it.")
 
 
+class Finding(BaseModel):
+    """A failing explored cell, told so it can be fixed and pinned (gate/explore/findings.py)."""
+
+    cell: str
+    invariant: str
+    severity: str
+    line: str = Field(description="One line: where, what fault, what went wrong.")
+    evidence: str = Field(default="", description="The oracle's message on the failing run.")
+    reproduce: str = ""
+    pin: str = Field(default="", description="YAML to paste under the config: the scenario and its invariant.")
+
+
+class ExploreSummary(BaseModel):
+    """What exploration found and ran: the sites, the fault points planned, run and pruned."""
+
+    sites: int = Field(description="Distinct call sites the baselines reached.")
+    planned: int = Field(description="Fault points planned before the budget.")
+    run: int = Field(description="Fault points run (cells).")
+    pruned: dict[str, int] = Field(default_factory=dict, description="Fault points not run, by reason.")
+    unfaultable: list[str] = Field(default_factory=list, description="Calls seen that could not be faulted, and why.")
+    failed_baselines: list[str] = Field(default_factory=list,
+                                        description="Inputs whose fault-free baseline did not answer: not explored.")
+    findings: list[Finding] = Field(default_factory=list)
+
+
 class VerdictPart(BaseModel):
     verdict: VerdictName
     exit_code: int
@@ -229,6 +254,7 @@ class VerdictPart(BaseModel):
     usage: UsageSummary | None = Field(default=None, description="Tokens and cost per scenario, amplification.")
     pass_k: list[PassKFloor] = Field(default_factory=list, description="pass^k per severity with gate.min_pass_k.")
     reach: Reach | None = Field(default=None, description="What the gate reached: wire, in-process, not at all.")
+    explore: ExploreSummary | None = Field(default=None, description="Exploration: sites, fault points, findings.")
     cells: list[CellResult]
 
     @computed_field(description="A fault changed what the agent received in some cell (a `fired` row of "

@@ -45,6 +45,10 @@ class PlainProgress:
         self._uncounted: list = []  # runs since the last line: judged only when a line is written
 
     def on_plan(self, total: int) -> None:
+        if self.total:  # called again: exploration planned more after the baselines
+            self._write(f"chaos-gate: exploring: {total - self.total} more cell run(s)")
+            self.total = total
+            return
         self.total, self.started = total, self.now()
         self.last = self.started
         self._write(f"chaos-gate: running {total} cell run(s)")

@@ -26,6 +26,7 @@ from gate.report.escape import spell_out
 from gate.report.progress import PlainProgress, run_failed
 
 from gate.report.injected import no_fault_note
+from gate.report import explore_text
 from gate.report.model import Report
 from gate.report.reach_text import reach_lines
 
@@ -50,6 +51,9 @@ def progress_bar(console: Console, quiet: bool = False):
     with progress:
         def on_plan(total: int):
             nonlocal task
+            if task is not None:  # called again: exploration planned more cells after the baselines
+                progress.update(task, total=total)
+                return
             task = progress.add_task("cells", total=total, failures=0)
 
         def on_progress(run=None):
@@ -69,6 +73,8 @@ def print_summary(report: Report, console: Console, max_rows: int = 15) -> None:
         stages.add_row(s.stage, "n/a" if s.score is None else f"{s.score:.1f}", f"{s.weight:g}", str(s.cells),
                        str(s.passed), str(s.failed), str(s.errors), str(s.flaky))
     console.print(stages)
+    for line in explore_text.plain_lines(report):  # the findings lead: what a team acts on
+        console.print(spell_out(line), highlight=False, markup=False, soft_wrap=True)
     bad = [c for c in v.cells if c.status in ("fail", "error")][:max_rows]
     if bad:
         _failing_cells(bad, console)

@@ -21,6 +21,7 @@ from gate.contracts.output_checks import SimilarToBaseline
 from gate.errors import ConfigError
 from gate.runner.proxy_hook import needs_proxy, proxy_factory
 from gate.plan import Cell, build_plan, invariants_of, select
+from gate.plan.oracles import explore_spec
 from gate.plan.shard import shard_of
 from gate.report.exchanges import cell_exchanges
 from gate.report.model import CellTiming, PinStatus, Report, ShardInfo
@@ -29,10 +30,12 @@ from gate.runner import insights, recover
 from gate.verdict.assemble import assemble, finish_cell
 from gate.verdict.coverage import fault_coverage
 from gate.verdict.reach import build_reach, mark_reached
+from gate.verdict.recovery import charge_breakers
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
 from gate.heap import frozen_heap, settle_heap
 from gate.report.failure import mark_error
 from gate.runner.pool import PoolResult, make_workers, run_pool
+from gate.runner.explore_run import Exploration, explore_summary
 
 
 def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dict[str, str]:
@@ -52,7 +55,7 @@ def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders
     if shard is not None:
         chosen = set(cells)
         cells = [c for c in shard_of(whole, shard[0], shard[1], loaded.config.runs) if c in chosen]
-    if only and not cells:
+    if only and not cells and explore_spec(loaded.config) is None:  # explored cells are named after discovery
         raise ConfigError(f"--only {' '.join(only)}: no cell of {loaded.path.name} has that id "
                           f"(list them with `chaos-gate plan -c {loaded.path.name}`)")
     return whole, cells
@@ -105,6 +108,10 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     from gate.services.runtime import with_service_resets
 
     hook_factory = with_service_resets(hook_factory)  # services reset or restarted before every cell run
+    whole, cells = list(whole), list(cells)  # exploration extends both with the cells it plans
+    exploration = Exploration.needed(loaded, cells, whole, invariants, on_plan, shard, only)
+    if exploration is not None:  # baselines first, then what they planned (gate/runner/explore_run.py)
+        hook_factory = exploration.hooks(hook_factory)
     workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
     ledgers = recover.attach(workers)  # what ran where, and whether the agent stayed up
     if on_plan:
@@ -117,7 +124,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     pool, interrupted = run_pool_interruptible(
         lambda partial: run_pool(workers, cells, config.runs, invariants, baselines,
                                  _needs_reference(loaded, cells, invariants), on_progress, result=partial,
-                                 budget=budget, followup=followup),
+                                 budget=budget, followup=followup, phases=exploration),
         PoolResult({}, {}, {}, {}, []))
     settle_heap()  # the pool's results live on into the report
     planned = len(cells)
@@ -145,12 +152,15 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
                                   wall_ms=round(sum(pool.wall_ms[i] for i in items), 1),
                                   trace_ms=[pool.trace_ms[i] for i in items]))
     reach = build_reach(pool.reached) if pool.reached else None
+    charge_breakers(results, reruns, {i.id for i in invariants.values() if i.type == "recovers"})
+    explored = explore_summary(exploration, results) if exploration is not None else None
     coverage = fault_coverage(cells, {r.id: r for r in results}, stats, reach)
     status = {c.id: c.status for c in results}
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                       concurrency=len(workers), only=only, coverage=coverage, stray=pool.stray,
                       whole_plan=not only and shard is None, baseline=baseline, reruns=reruns, reach=reach,
                       pins=[PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins])
+    report.verdict.explore = explored
     report.run.plan = [c.id for c in whole]
     report.run.time_scale, report.run.agent_clock_rates = config.agent.time_scale, pool.clock_rates
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None

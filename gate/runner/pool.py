@@ -130,7 +130,7 @@ class Worker:
                 begun.append(hook)
             raw = await instance.invoke(cell.text, ctx)
             obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
-                              latency_ms=raw.latency_ms, baseline=baseline)
+                              latency_ms=raw.latency_ms, baseline=baseline, reference=cell.reference)
             for hook in begun:
                 await hook.end(cell, item.run, obs)
             begun.clear()
@@ -304,10 +304,12 @@ async def _drain(workers: list[Worker], items: list, handle) -> None:
 async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invariants: dict[str, InvariantBase],
                    baselines: dict[str, str | None], need_reference: dict[str, str],
                    on_progress: Callable[..., None] | None = None, result: PoolResult | None = None,
-                   budget=None, followup=None) -> PoolResult:
+                   budget=None, followup=None, phases=None) -> PoolResult:
     """`result` may be passed in so that whatever finished survives a cancellation (SIGINT/SIGTERM).
     `budget` (gate/runner/budget.py) stops new runs once spent; `followup(workers, result)` runs on
-    the still-started workers after the plan (shrinking failures reuses them)."""
+    the still-started workers after the plan (shrinking failures reuses them). `phases` (exploration,
+    gate/runner/explore_run.py) splits the plan: `phases.first(cells)` run first, then the cells
+    `phases.then(rest)` makes of the rest once those are done."""
     await _start_all(workers)
     result = result if result is not None else PoolResult({}, {}, {}, {}, [])
     try:
@@ -341,7 +343,12 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
             if on_progress:
                 on_progress(done)  # reads like the run's result: progress can count failures as they happen
 
-        await _drain(workers, [WorkItem(c, r) for c in cells for r in range(runs)], handle)
+        first = cells if phases is None else phases.first(cells)
+        await _drain(workers, [WorkItem(c, r) for c in first for r in range(runs)], handle)
+        if phases is not None:
+            ran = {c.id for c in first}
+            more = phases.then([c for c in cells if c.id not in ran])
+            await _drain(workers, [WorkItem(c, r) for c in more for r in range(runs)], handle)
         result.judge()  # before the followup, which reads the results
         if followup is not None:
             await followup(workers, result)

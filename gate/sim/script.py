@@ -17,6 +17,10 @@ an empty or cut answer; a rule's `success` regex says explicitly what its tools'
 looks like. So the final words follow what the tool answered — the rule's answer on
 success, its `on_error` answer otherwise — and `claims_backed`, which reads the agent's
 answers the same way, finds the sim honest: any lie it finds is the agent's own.
+
+An input no rule matches gets what a capable model does with the tools offered (walk.py):
+it calls those the input is about, then answers from what they returned; with `walk: off`,
+or no tool to call, it answers `default`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import jsonschema
 from gate.config.sim import SimCall, SimConfig, SimRule, SimStep
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec, Turn, sim_usage, stable_id
 from gate.dialects import answers, tool_errors
+from gate.dialects.text.smolagents import FINAL_ANSWER
+from gate.sim import walk
 from gate.sim.schema_value import value_for
 
 # mutated input -> its original, for the run in progress (set by gate/sim/server.py from the runner's cell):
@@ -144,7 +150,7 @@ class Script:
         turn = self._obeyed() if self.spec.injection == "obey" else None
         if turn is None:
             self.rule, match = self._rule()
-            turn = self._scripted(self.rule, match) if self.rule else self._answer(SimStep(answer="{{default}}"))
+            turn = self._scripted(self.rule, match) if self.rule else self._unmatched()
         turn = self._honour_tool_choice(turn)
         turn.usage = sim_usage(conv, turn)
         return turn
@@ -159,7 +165,7 @@ class Script:
                 found = self._first_rule(text.replace(mutated, original))
                 self.notes.append("sim: the mutated input matched no rule; answered by the rule its original matches"
                                   if found[0] is not None else
-                                  "sim: neither the mutated input nor its original matched a rule: answered `default`")
+                                  "sim: neither the mutated input nor its original matched a rule")
                 break
         return found
 
@@ -169,6 +175,22 @@ class Script:
             if match:
                 return rule, match
         return None, None
+
+    def _unmatched(self) -> Turn:
+        """No rule: what a capable model does with the tools offered (walk.py), else `default`. Never
+        a framework's output tool, nor under a `tool_choice` that names or forbids one."""
+        found = None
+        if self.spec.walk and self.conv.tool_choice in ("auto", "required"):
+            tools = [t for t in self.conv.tools if not OUTPUT_TOOL.match(t.name) and t.name != FINAL_ANSWER]
+            found = walk.step(self.conv, tools)
+        if found is None:
+            return self._answer(SimStep(answer="{{default}}"))
+        self.notes.append(found.note)
+        if found.call is not None:
+            name, arguments = found.call
+            return Turn(tool_calls=[self._tool_call(name, arguments, 0)], finish="tool_calls")
+        self.ctx["walk"] = found.answer or ""
+        return self._answer(SimStep(answer="{{walk}}"))
 
     def _scripted(self, rule: SimRule, match: re.Match) -> Turn:
         self.ctx.update({str(i): g or "" for i, g in enumerate((match.group(0),) + match.groups())})

@@ -21,7 +21,7 @@ from gate.config import LoadedConfig
 from gate.plan import build_plan
 from gate.errors import ConfigError
 from gate.report import read_report
-from gate.report.model import Report
+from gate.report.model import ExploreSummary, Report
 from gate.verdict.coverage import merge_coverage
 from gate.verdict.reach import merge_reach
 from gate.verdict.assemble import assemble
@@ -88,6 +88,7 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path], baseline: Report | No
                       stray=[s for r in reports for s in r.run.stray], whole_plan=True, baseline=baseline,
                       reruns=[x for r in reports for x in r.run.reruns], reach=reach,
                       pins=[p for r in reports for p in r.verdict.pins])
+    merged.verdict.explore = merge_explored([r.verdict.explore for r in reports])
     merged.run.plan = plan
     merged.run.time_scale = max(r.run.time_scale for r in reports)
     merged.run.agent_clock_rates = [rate for r in reports for rate in r.run.agent_clock_rates]
@@ -102,3 +103,18 @@ def _faults_of(loaded: LoadedConfig) -> dict[tuple[str, str], tuple]:
         if cell.faults:
             out.setdefault((cell.stage, cell.scenario), tuple(getattr(cell, "scenario_faults", None) or cell.faults))
     return out
+
+
+def merge_explored(parts: list[ExploreSummary | None]) -> ExploreSummary | None:
+    """Shards planned the same exploration; each found what its own cells showed."""
+    present = [p for p in parts if p is not None]
+    if not present:
+        return None
+    merged = present[0].model_copy(deep=True)
+    seen = {f.cell for f in merged.findings}
+    for part in present[1:]:
+        merged.findings += [f for f in part.findings if f.cell not in seen]
+        seen |= {f.cell for f in part.findings}
+    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+    merged.findings.sort(key=lambda f: (rank.get(f.severity, 9), f.cell))
+    return merged

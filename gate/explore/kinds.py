@@ -1,0 +1,83 @@
+"""Which faults of the catalog a site can see, with the parameters exploration gives them. Pure.
+
+One table, read top to bottom: the order is the order faults are tried at a site, most
+telling first (a lost answer after a write, an error, a hang), so a tight budget keeps the
+faults that find the most. Each entry says when it applies (writes only, reads only, streamed
+LLM calls, LLM calls that carried tool calls) and whether it is transient: one such fault
+must leave the outcome the baseline's (`tolerates_transient`).
+
+Hangs hold for the agent's own deadline: an agent that waits longer never answers in time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gate.explore.sites import Site
+
+TRANSIENT_SECONDS = 2.0  # a Retry-After or a delay this short must not change the outcome
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    params: tuple = ()  # (key, value) pairs; "deadline" stands for the agent's deadline in seconds
+    on: str = "tool"  # llm | tool
+    when: str = ""  # writes | reads | streamed | not_streamed | tool_calls | streamed_tool_calls | (not_)command
+    transient: bool = False
+
+    def applies(self, site: Site) -> bool:
+        if self.on != site.kind:
+            return False
+        command = site.transport == "command"
+        return {"": True, "writes": site.writes, "reads": not site.writes, "streamed": site.streamed, "not_streamed": not site.streamed,
+                "tool_calls": site.calls_tools, "streamed_tool_calls": site.streamed and site.calls_tools,
+                "not_command": not command, "command": command}[self.when]
+
+    def fault(self, deadline: float) -> dict:
+        return {"kind": self.kind, **{k: (deadline if v == "deadline" else v) for k, v in self.params}}
+
+
+CATALOG: tuple[Kind, ...] = (
+    # tools
+    Kind("timeout_after_write", (("seconds", "deadline"),), when="writes"),
+    Kind("error", (("status", 500),), when="not_command", transient=True),
+    Kind("exit_code", (("code", 1),), when="command"),
+    Kind("timeout", (("seconds", "deadline"),)),
+    Kind("rate_limit", (("retry_after", 1.0),), when="not_command", transient=True),
+    Kind("reset", (), when="not_command"),
+    Kind("malformed", ()),
+    Kind("empty", ()),
+    Kind("partial", (), when="not_command"),
+    Kind("schema_drift", (), when="not_command"),
+    Kind("inject", ()),  # any answer the model reads can carry an order, a write's too
+    Kind("latency", (("ms", 1500.0),), transient=True),
+    # the LLM
+    Kind("rate_limit", (("retry_after", 1.0),), on="llm", transient=True),
+    Kind("server_error", (("status", 500),), on="llm", transient=True),
+    Kind("timeout", (("seconds", "deadline"),), on="llm"),
+    Kind("reset", (), on="llm"),
+    Kind("bad_tool_args", (), on="llm", when="tool_calls"),
+    Kind("truncate_stream", (("after_events", 3),), on="llm", when="streamed"),
+    Kind("cut_content", (), on="llm", when="not_streamed"),  # the same cut, said by a whole answer
+    Kind("stall", (("after_events", 2), ("seconds", "deadline")), on="llm", when="streamed"),
+    Kind("malformed_json", (), on="llm"),
+    Kind("empty", (), on="llm"),
+    Kind("duplicate_tool_fragment", (), on="llm", when="streamed_tool_calls"),
+    Kind("reorder_tool_fragments", (), on="llm", when="streamed_tool_calls"),
+    Kind("latency", (("ms", 1500.0),), on="llm", transient=True),
+)
+
+# The outage each kind of site meets when faulted on every call (the persistent form).
+OUTAGE = {"llm": Kind("server_error", (("status", 503),), on="llm"),
+          "tool": Kind("error", (("status", 503),)),
+          "command": Kind("exit_code", (("code", 1),), when="command")}
+
+
+def kinds_for(site: Site, allowed: list[str] | None = None) -> list[Kind]:
+    """The catalog's kinds this site can see, in the order they are tried."""
+    return [k for k in CATALOG if k.applies(site) and (allowed is None or k.kind in allowed)]
+
+
+def outage_for(site: Site) -> Kind:
+    return OUTAGE["command" if site.transport == "command" else site.kind]

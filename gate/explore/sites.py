@@ -1,0 +1,118 @@
+"""Call sites: every place a fault-free run reached, keyed so a faulted run finds it again. Pure.
+
+Read off a baseline's trace (the proxy's entries and the in-process seams' alike, duck-typed):
+an LLM call by its position in the conversation, an HTTP tool call by upstream + method + path
+template, an MCP `tools/call` (over HTTP or stdio), an in-process function and a command by
+tool name. A site's key is its matcher plus its occurrence among the calls that matcher meets —
+Filibuster's execution index: the run before the fault is the baseline's own, so the k-th call
+the matcher meets is the same call in the faulted run.
+
+The matcher is exactly the fault config that hits the site (`target`, `method`, `path`, `tool`),
+and the occurrence is that fault's `on_calls`: an explored cell and the scenario pinned from it
+are the same YAML (gate/explore/findings.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gate.contracts.call_sites import group_of, path_template, template_text, transport_of
+from gate.contracts.trace_checks import calls_of, is_tool_call
+from gate.contracts.writes import call_writes, http_writes
+
+
+@dataclass(frozen=True)
+class Site:
+    key: str  # matcher + occurrence: the same call found again in a faulted run
+    group: str  # the matcher alone: every call of the site (a persistent fault, retry counts)
+    kind: str  # llm | tool
+    transport: str  # llm | http | mcp | mcp-stdio | function | command
+    target: str
+    occurrence: int  # 1-based, among the calls the matcher meets
+    method: str = ""
+    path: str = ""  # regex of the path template (HTTP tools)
+    tool: str | None = None
+    writes: bool = False
+    streamed: bool = False
+    position: str = ""  # llm: first | later | final;  tools: empty
+    calls_tools: bool = False  # llm: a tool call followed it (its answer carried tool calls)
+
+    def matcher(self) -> dict:
+        """The fault keys that hit this site and nothing else."""
+        out: dict = {"target": self.target}
+        if self.transport == "http":
+            out.update(method=self.method, path=self.path)
+        elif self.transport in ("mcp", "mcp-stdio") and self.tool:
+            out["tool"] = self.tool
+        return out
+
+    def describe(self, every: bool = False) -> str:
+        """How a person names the site: `POST orders /refunds`, `refund_order (mcp notes)`, `LLM call 2`;
+        `every`: the site as a whole (an outage), not one of its calls."""
+        if self.kind == "llm":
+            return f"every {self.target} LLM call" if every else f"{self.target} LLM call {self.occurrence} ({self.position})"
+        if self.transport == "http":
+            return f"{self.method} {self.target} {template_text(self.path)}"
+        return f"{self.tool or self.target} ({self.transport} {self.target})"
+
+
+@dataclass
+class Unreached:
+    """A call seen in a baseline that cannot be faulted on its own, and why."""
+
+    what: str
+    why: str
+
+
+@dataclass
+class Sites:
+    found: list[Site] = field(default_factory=list)
+    unfaultable: list[Unreached] = field(default_factory=list)
+
+
+def _writes(entry, transport: str) -> bool:
+    if transport == "http":
+        return http_writes(entry.method, entry.extra.get("writes"))
+    if transport == "command":
+        return entry.extra.get("writes") is True  # a command declares no effect (gate/contracts/writes.py)
+    call = calls_of(entry)[0]
+    return bool(not call.get("idempotent") and call_writes(call.get("tool"), call.get("read_only"),
+                                                         call.get("writes")))
+
+
+def read_sites(entries) -> Sites:
+    """The sites of one baseline run, in the order it reached them."""
+    out = Sites()
+    seen: Counter = Counter()
+    llm = [e for e in entries if e.kind == "llm"]
+    for e in entries:
+        transport = transport_of(e)
+        if e.kind == "tool" and not is_tool_call(e):
+            continue  # MCP protocol and session traffic: not a call the agent chose
+        if e.kind == "tool" and e.extra.get("batch"):
+            out.unfaultable.append(Unreached(f"a JSON-RPC batch to {e.target}",
+                                             "a batch is faulted whole, not per call"))
+            continue
+        group = group_of(e)
+        seen[group] += 1
+        out.found.append(Site(key=f"{group}#{seen[group]}", group=group, occurrence=seen[group],
+                              **_site(e, transport, entries, llm)))
+    return out
+
+
+def _site(e, transport: str, entries, llm) -> dict:
+    if transport == "llm":
+        index = llm.index(e)
+        later = entries[entries.index(e) + 1:]
+        next_llm = next((n for n in later if n.kind == "llm"), None)
+        between = later[:later.index(next_llm)] if next_llm else later
+        position = "final" if index == len(llm) - 1 else ("first" if index == 0 else "later")
+        return dict(kind="llm", transport="llm", target=e.target,
+                    streamed=bool(e.extra.get("stream")), position=position,
+                    calls_tools=any(n.kind == "tool" for n in between))
+    if transport == "http":
+        return dict(kind="tool", transport="http", target=e.target, method=e.method, path=path_template(e.path),
+                    writes=_writes(e, transport))
+    return dict(kind="tool", transport=transport, target=e.target, tool=e.tool or e.target,
+                writes=_writes(e, transport))

@@ -1,0 +1,48 @@
+"""When a config explores, and the universal oracles its explored cells are judged by.
+
+A config that names no fault at all (no chaos profile, fault or scenario, no contract scenario)
+would test nothing but its baselines, so it explores by default (docs/explore.md); one that
+names faults keeps exactly what it wrote unless it asks for `chaos.explore` too. Either way the
+oracles are invariants like any other, with `when: {scenario: explore}`, so they show in every
+report and can be switched off or re-severed by name in `chaos.explore.oracles`.
+"""
+
+from __future__ import annotations
+
+from gate.config.explore import ExploreConfig
+from gate.config.models import Config
+from gate.contracts import INVARIANTS, InvariantBase, When
+from gate.contracts.universal import UNIVERSAL
+
+SCENARIO = "explore"
+
+
+def explore_spec(config: Config) -> ExploreConfig | None:
+    """The exploration this config asks for, or None."""
+    chaos = config.chaos
+    setting = chaos.explore
+    if not chaos.enabled or setting is False:
+        return None
+    if isinstance(setting, ExploreConfig):
+        return setting
+    if setting is True:
+        return ExploreConfig()
+    names_faults = chaos.profiles or chaos.faults or chaos.scenarios or config.contract.scenarios
+    proxied = config.llm or config.tools or config.worlds
+    return ExploreConfig() if proxied and not names_faults else None
+
+
+def oracles(config: Config) -> list[InvariantBase]:
+    spec = explore_spec(config)
+    if spec is None:
+        return []
+    declared = {inv.id for inv in config.contract.invariants}
+    out = []
+    for name in UNIVERSAL:
+        setting = spec.oracles.get(name)
+        if setting == "off" or name in declared:  # the team's own of the same id wins
+            continue
+        cls = INVARIANTS[name]
+        severity = setting or cls.model_fields["severity"].default
+        out.append(cls(id=name, severity=severity, when=When(scenario=SCENARIO)))
+    return out

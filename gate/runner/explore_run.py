@@ -1,0 +1,135 @@
+"""Exploration in a run: the baselines first, then the cells their call sites plan.
+
+The plan's fault-free baselines run first on every worker (`Exploration.first`); a hook reads
+each one's call sites off its trace as it ends (the proxy's entries, before they are let go);
+then `Exploration.then` plans the fault points (gate/explore/planner.py) and hands the pool
+their cells, with the rest of the plan. A written scenario whose invariants include a universal
+oracle (a pinned finding) gets the same baseline as its reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gate.config import LoadedConfig
+from gate.contracts.universal import CANARY, UNIVERSAL, Reference
+from gate.explore.cells import cells_for, faults_key, point_key
+from gate.explore.findings import findings_for
+from gate.explore.kinds import CATALOG
+from gate.explore.planner import Baseline, ExplorePlan, plan_points
+from gate.plan import Cell, select
+from gate.plan.cells import BASELINE
+from gate.plan.oracles import explore_spec
+from gate.plan.shard import shard_of
+from gate.report.model import ExploreSummary, Finding
+
+TRANSIENT = {k.kind for k in CATALOG if k.transient}
+
+
+def _is_baseline(cell: Cell) -> bool:
+    return cell.stage == "contract" and cell.scenario == BASELINE
+
+
+class BaselineRecorder:
+    """A run hook, attached last: the baselines' call sites, read while their trace entries live."""
+
+    def __init__(self, into: dict[str, Baseline]):
+        self.into = into
+
+    def env(self) -> dict[str, str]:
+        return {}
+
+    async def start(self) -> None:
+        return None
+
+    async def begin(self, cell, run: int) -> None:
+        return None
+
+    async def end(self, cell, run: int, obs) -> None:
+        if run == 0 and _is_baseline(cell) and not cell.rerun:
+            self.into[cell.input_id] = Baseline.read(cell.input_id, obs.output, obs.reason, obs.trace)
+
+    async def stop(self) -> None:
+        return None
+
+
+class Exploration:
+    """The two phases of a run that explores, or whose cells compare with a baseline."""
+
+    def __init__(self, loaded: LoadedConfig, cells: list[Cell], whole: list[Cell], invariants: dict, on_plan=None,
+                 shard: tuple[int, int] | None = None, only: list[str] | None = None):
+        self.loaded, self.cells, self.whole, self.on_plan = loaded, cells, whole, on_plan
+        self.shard, self.only = shard, only
+        self.spec = explore_spec(loaded.config)
+        self.baselines: dict[str, Baseline] = {}
+        self.plan: ExplorePlan | None = None
+        self.points: dict = {}
+        self.oracle_ids = {i for i, inv in invariants.items() if inv.type in UNIVERSAL}
+
+    @classmethod
+    def needed(cls, loaded: LoadedConfig, cells: list[Cell], whole: list[Cell], invariants: dict, on_plan=None,
+               shard: tuple[int, int] | None = None, only: list[str] | None = None):
+        """An Exploration when the run explores or a written cell is judged by an oracle, else None."""
+        run = cls(loaded, cells, whole, invariants, on_plan, shard, only)
+        compares = any(set(c.invariants) & run.oracle_ids for c in cells if not _is_baseline(c))
+        return run if run.spec is not None or compares else None
+
+    def hooks(self, factory):
+        recorder = BaselineRecorder(self.baselines)
+        return lambda index: [*(factory(index) if factory else []), recorder]
+
+    def first(self, cells: list[Cell]) -> list[Cell]:
+        """The baselines: a shard, or a run of `--only` cells, runs every input's (they plan the explored
+        cells), and reports only its own."""
+        mine = [c for c in cells if _is_baseline(c)]
+        if self.spec is None or (self.shard is None and not self.only):
+            return mine
+        ran = {c.id for c in mine}
+        return mine + [c for c in self.whole if _is_baseline(c) and c.id not in ran]
+
+    def then(self, rest: list[Cell]) -> list[Cell]:
+        """The rest of the plan with its references, and the explored cells (added to `self.cells`)."""
+        rest = [self._referenced(c) for c in rest]
+        if self.spec is None:
+            return rest
+        config = self.loaded.config
+        ordered = [self.baselines[i.id] for i in config.inputs if i.id in self.baselines]
+        written = {faults_key(c.faults) for c in rest if c.faults}
+        self.plan = plan_points(ordered, self.spec, config.seed, deadline=config.agent.timeout,
+                                pinned=lambda point: point_key(point) in written)
+        texts = {i.id: i.text for i in config.inputs}
+        added = cells_for(self.plan.points, config, texts, first_index=len(self.whole))
+        self.points = {p.id: p for p in self.plan.points}
+        self.whole.extend(added)
+        if self.shard is not None:  # every shard planned the same cells: each runs its deal of them
+            added = shard_of(added, self.shard[0], self.shard[1], config.runs)
+        if self.only:  # a reproduce command names explored cells: they exist once the baselines ran
+            added = select(added, self.only)
+        self.cells.extend(added)  # in place: the followups (recover, shrink) hold this list
+        if self.on_plan is not None and added:
+            self.on_plan(len(self.cells) * config.runs)
+        return rest + added
+
+    def _referenced(self, cell: Cell) -> Cell:
+        base = self.baselines.get(cell.input_id)
+        if base is None or not cell.faults or not set(cell.invariants) & self.oracle_ids:
+            return cell
+        kinds = [f.kind for f in cell.faults]
+        once = all(f.on_calls is not None and len(f.on_calls) == 1 or f.max_fires == 1 for f in cell.faults)
+        texts = " ".join(getattr(f, "text", "") or "" for f in cell.faults)
+        canary = CANARY.search(texts)
+        ref = Reference(answer=base.answer, writes=base.writes, calls=base.calls, fault=" + ".join(kinds),
+                        transient=once and all(k in TRANSIENT for k in kinds), canary=canary and canary.group(0))
+        return replace(cell, reference=ref)
+
+
+def explore_summary(exploration: Exploration, results) -> ExploreSummary | None:
+    """The summary's words for what was explored, with the findings first among them."""
+    plan = exploration.plan
+    if plan is None:
+        return None
+    found = findings_for(exploration.points, results, exploration.oracle_ids)  # a shard: its own cells' findings
+    return ExploreSummary(sites=plan.sites, planned=plan.planned, run=len(plan.points), pruned=dict(plan.pruned),
+                          unfaultable=[f"{u.what}: {u.why}" for u in plan.unfaultable],
+                          failed_baselines=plan.failed_baselines, findings=[Finding(**f) for f in found])
+

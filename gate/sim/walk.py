@@ -1,0 +1,375 @@
+"""The sim's keyless tool walk: what a capable model does with the offered tools when no rule says.
+
+Under `upstream: sim` a user message that matched no rule used to get `default`, so an agent
+tested without rules never called a tool, and no tool fault or exploration had anything to
+reach. A capable model offered tools calls the ones the message is about; the walk does that,
+deterministically, one decision per request (the conversation carries where it stands):
+
+- which tools: those whose name (snake_case and camelCase split) or description shares a word
+  with the input, stopwords aside. When none does, up to two reads anyway — a model looks
+  around before it answers, a read changes nothing, and exploration gets something to reach —
+  but never a write nobody asked for. A framework's output tools are the caller's to leave out.
+- in which order: reads before writes (gate/contracts/writes.py's name rule, the one
+  `side_effect_once` counts by: a model looks before it acts), then by overlap, then as offered.
+- how many: one call a turn, each tool at most once per user message, at most four calls; a
+  failed result ends the walk (a model does not refund after the lookup failed, and it does not
+  re-issue a call: each tool once).
+- arguments: generated from the tool's JSON Schema by hypothesis-jsonschema, seeded, so the
+  same schema, input and seed give the same arguments in every process — with no extra keys
+  (a model sends the parameters a tool declares: `**kwargs` tools would break on invented ones)
+  and, where the draws allow, readable text. Then what the input names fills the parameter it
+  fits: a number the id-like or numeric one (the number after "order" goes to `order_id`), an
+  email the email one, a quoted phrase or salient word the query/name-like one, else the first
+  string; a fill that would break the schema is not made. A schema hypothesis-jsonschema cannot
+  read gets schema_value.py's simplest valid value.
+- the answer: built from what the tools returned; a failed tool (gate/dialects/answers.py, the
+  reading `claims_backed` shares) is said to have failed, and nothing is claimed done.
+
+Determinism: Hypothesis draws from `random.Random(seed)` with no database. Its "local constants"
+(literals it harvests from every non-site-packages module loaded) would make a draw depend on
+what the process had imported — an editable install or not — so they are off while the walk
+draws; its caches go to the temp directory, not `.hypothesis/` in the agent's repository.
+Hypothesis is imported on the first walk only: importing it takes half a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import random
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from gate.contracts.writes import call_writes
+from gate.dialects import answers
+from gate.dialects.model import Conversation, ToolCall, ToolResult, ToolSpec
+from gate.sim.schema_value import value_for
+
+MAX_CALLS = 4
+BLIND_READS = 2  # reads called when no tool shares a word with the input
+EXCERPT = 160  # characters of each tool answer quoted in the final answer
+DRAWS = 40  # draws Hypothesis may make looking for readable arguments before it settles for its first
+HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "chaos-gate-hypothesis"
+_STOPWORDS = """
+a about after all also am an and any are as at be been but by can could did do does for from get give got had
+has have he her him his how i if in into is it its just let me more my need no not now of off on one or our out
+please set she so some than that the their them then there these they this those to up us use want was we were
+what when where which who why will with would you your
+"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+# parameter-name words that say what goes in it
+ID_HINTS = frozenset({"id", "ids", "order", "number", "num", "no", "ref", "reference", "code", "account", "invoice",
+                      "ticket", "booking", "sku", "item", "amount", "count", "quantity", "qty"})
+EMAIL_HINTS = frozenset({"email", "mail", "e-mail"})
+TEXT_HINTS = frozenset({"query", "q", "search", "term", "terms", "text", "question", "keyword", "keywords", "prompt",
+                        "message", "topic"})
+NAME_HINTS = frozenset({"name", "city", "location", "place", "country", "user", "customer", "username", "title",
+                        "product", "destination", "origin"})
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w]|\.\d)")
+QUOTED = re.compile(r"\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)|“([^”]+)”")
+WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
+_LOCK = threading.Lock()  # Hypothesis's engine and the patch below are process-wide
+
+
+@dataclass
+class Step:
+    """The walk's decision for one request: call `call` (name, arguments), or answer `answer`."""
+
+    note: str
+    call: tuple[str, dict] | None = None
+    answer: str | None = None
+
+
+# -- which tools --------------------------------------------------------------------------------
+def split_words(text: str) -> list[str]:
+    """Lowercase words of a name or a sentence: `lookupOrder`, `lookup_order` -> lookup, order."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text or "")
+    return re.findall(r"[a-z]+", spaced.lower())
+
+
+def words(text: str) -> set[str]:
+    """What a text is about: its words, stopwords aside, a plural read as its singular."""
+    out = set()
+    for word in split_words(text):
+        if word not in STOPWORDS and len(word) > 1:
+            out.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return out
+
+
+def is_read(name: str) -> bool:
+    return not call_writes(name)
+
+
+def chosen(tools: list[ToolSpec], text: str) -> tuple[list[ToolSpec], bool]:
+    """The tools to call for `text`, in order, and whether none shared a word with it (a blind look)."""
+    said = words(text)
+    scored = [(len(said & words(f"{t.name} {t.description}")), i, t) for i, t in enumerate(tools)]
+    hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (not is_read(s[2].name), -s[0], s[1]))
+    if hits:
+        return [t for _, _, t in hits][:MAX_CALLS], False
+    return [t for t in tools if is_read(t.name)][:BLIND_READS], True
+
+
+# -- where the walk stands ------------------------------------------------------------------------
+def since_user(conv: Conversation) -> tuple[list[ToolCall], list[tuple[ToolResult, ToolCall | None]]]:
+    """The calls made since the latest user text, and each result with the call it answers."""
+    calls: list[ToolCall] = []
+    results: list[ToolResult] = []
+    for message in reversed(conv.messages):
+        if message.role == "user" and message.text:
+            break
+        calls = message.tool_calls + calls
+        results = message.tool_results + results
+    by_id = {c.id: c for c in calls if c.id}
+    by_name = {c.name: c for c in calls}
+    return calls, [(r, by_id.get(r.call_id) or by_name.get(r.name or "")) for r in results]
+
+
+def step(conv: Conversation, tools: list[ToolSpec], seed: str = "") -> Step | None:
+    """The next move of the walk over `tools` (those a model may call), or None: no tool to call
+    and none called, so the caller answers as it would have without the walk."""
+    text = conv.latest_user_text()
+    calls, answered = since_user(conv)
+    plan, blind = chosen(tools, text)
+    called = {c.name for c in calls}
+    todo = [t for t in plan if t.name not in called]
+    failed = any(answers.is_error(r, c) for r, c in answered)
+    if todo and not failed and len(calls) < MAX_CALLS:
+        tool = todo[0]
+        why = "no tool shares a word with the input, so a read to look around" if blind else "no rule matched"
+        return Step(note=f"sim walk: {why}; called {tool.name} ({'read' if is_read(tool.name) else 'write'}) "
+                         "with generated arguments",
+                    call=(tool.name, arguments(tool, text, seed)))
+    if not calls:
+        return None
+    said, note = answer(answered, calls)
+    return Step(note=note, answer=said)
+
+
+# -- the answer -----------------------------------------------------------------------------------
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…"
+
+
+def answer(answered: list[tuple[ToolResult, ToolCall | None]], calls: list[ToolCall]) -> tuple[str, str]:
+    """(the final answer, the trace note): what each tool returned; a failure said as one, first."""
+    if not answered:  # the agent sent its calls back without their results: nothing to go on
+        names = _names(list(dict.fromkeys(c.name for c in calls)))
+        return (f"Sorry, I could not complete that: {names} gave no answer.",
+                f"sim walk: no result came back from {names}; answered that it failed")
+    named = [(r, c.name if c else r.name or "a tool") for r, c in answered]
+    failed = [(r, name) for (r, c), (_, name) in zip(answered, named, strict=True) if answers.is_error(r, c)]
+    told = [f"{name} returned: {_excerpt(r.content)}." for r, name in named if (r, name) not in failed]
+    if failed:
+        result, name = failed[0]
+        why = answers.failure(result.content) or "an error"
+        return (" ".join([f"Sorry, I could not complete that: the {name} tool failed ({why})."] + told),
+                f"sim walk: {name} failed ({why}); answered that it failed")
+    used = list(dict.fromkeys(name for _, name in named))
+    return (" ".join([f"I used {_names(used)}."] + told),
+            f"sim walk: answered from what {_names(used)} returned")
+
+
+# -- the arguments --------------------------------------------------------------------------------
+def arguments(tool: ToolSpec, text: str, seed: str = "") -> dict:
+    """Arguments for `tool`: drawn from its schema (seeded by `seed`, the tool and the input), then
+    filled with what the input names."""
+    schema = tool.parameters or {"type": "object", "properties": {}}
+    drawn = json.loads(generated(json.dumps(schema, sort_keys=True), f"{seed}\x00{tool.name}\x00{text}"))
+    about = words(f"{tool.name} {tool.description}")  # the tool's own words name no value ("refund order")
+    return filled(drawn, schema, text, about) if isinstance(drawn, dict) else {}
+
+
+@functools.lru_cache(maxsize=1024)
+def generated(schema_json: str, seed: str) -> str:
+    """A value valid for the schema, as JSON text (a cached value must not be mutated by its users)."""
+    schema = json.loads(schema_json)
+    try:
+        value = _drawn(schema, seed)
+    except Exception:  # noqa: BLE001 - a schema hypothesis-jsonschema cannot read (remote $ref, unsatisfiable, ...)
+        value = value_for(schema)
+    return json.dumps(value if _valid(value, schema) else value_for(schema))
+
+
+def _closed(schema: Any) -> Any:
+    """The schema with no room for undeclared keys: a model sends the parameters a tool declares."""
+    if isinstance(schema, list):
+        return [_closed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: (v if k in ("enum", "const", "default", "examples") else _closed(v)) for k, v in schema.items()}
+    if "properties" in out and "additionalProperties" not in out and "patternProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _drawn(schema: dict, seed: str) -> Any:
+    """Hypothesis's draw for the schema: the first one, after its simplest value, whose text reads as
+    text (printable ASCII); the first after the simplest when none of DRAWS does."""
+    with _isolated():
+        from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+        from hypothesis.errors import NoSuchExample
+        from hypothesis_jsonschema import from_schema
+
+        seen: list[Any] = []
+
+        def readable(value: Any) -> bool:
+            seen.append(value)
+            return len(seen) > 1 and all(s.isascii() and s.isprintable() for s in _strings(value))
+
+        rules = settings(database=None, derandomize=False, phases=[Phase.generate], max_examples=DRAWS,
+                         deadline=None, verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
+                         backend="hypothesis")
+        try:
+            return find(from_schema(_closed(schema)), readable, settings=rules, random=random.Random(seed))
+        except NoSuchExample:
+            return seen[1] if len(seen) > 1 else seen[0] if seen else value_for(schema)
+
+
+@contextlib.contextmanager
+def _isolated():
+    """Hypothesis as if no module of this process were local (its harvested literals would make a draw
+    depend on what was imported), with its caches in the temp directory; restored after."""
+    with _LOCK:
+        from hypothesis import configuration
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+
+        home = configuration.storage_directory(intent_to_write=False).home_directory
+        harvest = providers._get_local_constants
+        configuration.set_hypothesis_home_dir(HYPOTHESIS_HOME)
+        providers._get_local_constants = Constants  # an empty set of constants
+        providers.CONSTANTS_CACHE.cache.clear()  # entries made with other processes' literals
+        try:
+            yield
+        finally:
+            providers._get_local_constants = harvest
+            providers.CONSTANTS_CACHE.cache.clear()
+            configuration.set_hypothesis_home_dir(home)
+
+
+def _valid(value: Any, schema: dict) -> bool:
+    try:
+        cls = jsonschema.validators.validator_for(schema or {}, default=jsonschema.Draft202012Validator)
+        return cls(schema or {}).is_valid(value)
+    except Exception:  # noqa: BLE001 - a bad schema or one whose $ref cannot be resolved: nothing validates
+        return False
+
+
+# -- what the input names -------------------------------------------------------------------------
+@dataclass
+class Named:
+    """What the input names, each used once: numbers (with the word before each), emails, quoted
+    phrases, salient words."""
+
+    numbers: list[tuple[str, str]]
+    emails: list[str]
+    phrases: list[str]
+    salient: list[str]
+
+    @classmethod
+    def of(cls, text: str, skip: set[str]) -> Named:
+        emails = EMAIL.findall(text)
+        rest = EMAIL.sub(" ", text)
+        phrases = [next(g for g in m.groups() if g) for m in QUOTED.finditer(rest)]
+        numbers = [(m.group(1), (split_words(rest[:m.start()]) or [""])[-1]) for m in NUMBER.finditer(rest)]
+        plain = [w for w in WORD.findall(QUOTED.sub(" ", rest)) if words(w) and not words(w) & skip]
+        proper = [w for i, w in enumerate(plain) if w[0].isupper() and i > 0]  # a name, not the first word
+        return cls(numbers, emails, phrases, list(dict.fromkeys(proper + plain)))
+
+
+def _kind(schema: Any) -> str:
+    """The JSON type a parameter takes (the first non-null of a union)."""
+    if not isinstance(schema, dict):
+        return ""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "")
+    if not kind:
+        option = next((o for o in schema.get("anyOf") or schema.get("oneOf") or []
+                       if isinstance(o, dict) and o.get("type") != "null"), None)
+        return _kind(option) if option else ""
+    return kind
+
+
+def _number(named: Named, hints: set[str], kind: str) -> Any:
+    """The input's number for a parameter: the one after a word of its name ("order 4417" for
+    `order_id`), else the first; an integer parameter takes whole numbers only."""
+    fits = [(n, before) for n, before in named.numbers if kind != "integer" or "." not in n]
+    pick = next((p for p in fits if p[1] in hints), fits[0] if fits else None)
+    if pick is None:
+        return None
+    named.numbers.remove(pick)
+    return pick[0] if kind == "string" else int(pick[0]) if kind == "integer" else float(pick[0])
+
+
+def _pop(pool: list[str]) -> str | None:
+    return pool.pop(0) if pool else None
+
+
+def _for(name: str, prop: dict, named: Named) -> Any:
+    """What the input names for a parameter, by its name's hints and its type; None: nothing fits."""
+    hints, kind = set(split_words(name)), _kind(prop)
+    enum = prop.get("enum") if isinstance(prop, dict) else None
+    if enum:  # an option the input says
+        said = {w.casefold() for w in named.salient} | {p.casefold() for p in named.phrases}
+        return next((o for o in enum if isinstance(o, str) and o.casefold() in said), None)
+    if kind in ("integer", "number"):
+        return _number(named, hints, kind)
+    if kind != "string":
+        return None
+    if hints & EMAIL_HINTS or prop.get("format") == "email":
+        return _pop(named.emails)
+    if hints & ID_HINTS:
+        return _number(named, hints, kind) or _pop(named.phrases)
+    if hints & TEXT_HINTS:
+        return _pop(named.phrases) or (" ".join(named.salient) if named.salient else None)
+    if hints & NAME_HINTS:
+        return _pop(named.phrases) or _pop(named.salient)
+    return None
+
+
+def filled(drawn: dict, schema: dict, text: str, about: set[str] = frozenset()) -> dict:
+    """The drawn arguments with what the input names put in the parameters it fits (hinted ones
+    first, then the first plain string), each fill kept only if the whole still validates."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return drawn
+    named = Named.of(text, skip=set(about) | words(" ".join(props)))
+    out = dict(drawn)
+    hinted = set()
+    for name, prop in props.items():
+        value = _for(name, prop if isinstance(prop, dict) else {}, named)
+        if value is not None and _valid({**out, name: value}, schema):
+            out[name] = value
+            hinted.add(name)
+    plain = next((n for n, p in props.items() if n in out and n not in hinted and _kind(p) == "string"
+                  and not (isinstance(p, dict) and p.get("enum"))), None)
+    value = _pop(named.phrases) or _pop(named.salient) or _pop(named.emails)
+    if plain is not None and value is not None and _valid({**out, plain: value}, schema):
+        out[plain] = value
+    return out

@@ -1,0 +1,178 @@
+"""Exploration (gate/explore): call sites from a baseline, the fault plan, findings and their pins, and
+end to end on the example SDK agent with nothing written but how to start it and one input."""
+
+import json
+import os
+
+import pytest
+import yaml
+
+from conftest import ROOT, load_report
+from gate.cli import main
+from gate.config.explore import ExploreConfig
+from gate.config.models import Config
+from gate.explore.findings import pin_yaml, tell
+from gate.explore.planner import Baseline, plan_points
+from gate.explore.sites import read_sites
+from gate.plan import build_plan
+from gate.plan.oracles import explore_spec
+from gate.proxy.trace import TraceEntry
+
+EXPLORE = ROOT / "examples" / "sdk_agent" / "explore.yaml"
+AGENT = {"url": "http://127.0.0.1:9", "invoke": {"http": {"url": "{{url}}/chat", "body": {"m": "{{input}}"}}}}
+
+
+def entry(seq, target, kind="tool", method="POST", path="/", tool=None, rpc_method=None, **extra):
+    return TraceEntry(seq=seq, target=target, kind=kind, method=method, path=path, tool=tool, status=200,
+                      rpc_method=rpc_method, forwarded=True, extra=extra, body=b'{"order_id": "1234"}')
+
+
+def refund_trace():
+    """An agent that asks the model, reads an order, refunds it over HTTP, writes a note over MCP, answers."""
+    return [entry(1, "openai", "llm", path="/v1/chat/completions", stream=True),
+            entry(2, "orders", method="GET", path="/orders/1234", tool="orders"),
+            entry(3, "orders", method="POST", path="/refunds", tool="orders"),
+            entry(4, "openai", "llm", path="/v1/chat/completions", stream=True),
+            entry(5, "notes", method="POST", path="/mcp", tool="add_note", rpc_method="tools/call", mcp_http=True),
+            entry(6, "lookup_customer", method="CALL", path="/lookup_customer", tool="lookup_customer",
+                  transport="function"),
+            entry(7, "openai", "llm", path="/v1/chat/completions", stream=True)]
+
+
+def test_sites_are_read_off_every_transport_with_keys_that_find_them_again():
+    sites = read_sites(refund_trace()).found
+    by_key = {s.key: s for s in sites}
+    assert [s.describe() for s in sites] == [
+        "openai LLM call 1 (first)", "GET orders /orders/{id}", "POST orders /refunds", "openai LLM call 2 (later)",
+        "add_note (mcp notes)", "lookup_customer (function lookup_customer)", "openai LLM call 3 (final)"]
+    assert by_key["llm:openai#2"].occurrence == 2 and by_key["llm:openai#1"].calls_tools
+    assert not by_key["llm:openai#3"].calls_tools  # the final answer carried no tool call
+    refunds = next(s for s in sites if s.method == "POST")
+    assert refunds.writes and refunds.matcher() == {"target": "orders", "method": "POST",
+                                                    "path": r"^/refunds(?:[?#]|$)"}
+    reads = [s for s in sites if s.kind == "tool" and not s.writes]
+    assert {s.describe() for s in reads} == {"GET orders /orders/{id}", "lookup_customer (function lookup_customer)"}
+    assert next(s for s in sites if s.tool == "add_note").writes  # an MCP tool named like a write
+
+
+def baseline(trace=None, input_id="refund", reason="ok"):
+    return Baseline.read(input_id, "Your refund for order 1234 has been issued.", reason, trace or refund_trace())
+
+
+def test_the_plan_puts_telling_faults_on_writes_first_and_counts_what_it_prunes():
+    plan = plan_points([baseline(), baseline(input_id="again")], ExploreConfig(budget=10), seed=3, deadline=12)
+    assert len(plan.points) == 10 and plan.sites == 7
+    first = plan.points[0]
+    assert first.faults[0]["kind"] == "timeout_after_write" and first.sites[0].writes
+    assert first.faults[0]["on_calls"] == [1]
+    assert plan.pruned["over the budget"] == plan.planned - 10
+    # the second input reached the very same sites: they are faulted once, for the first input
+    assert plan.pruned["same call site in an earlier input"] > 0
+    assert all(p.input_id == "refund" for p in plan.points)
+    assert plan_points([baseline()], ExploreConfig(budget=10), seed=3, deadline=12).points == plan.points
+
+
+def test_the_plan_skips_excluded_tools_and_kinds_and_inputs_whose_baseline_failed():
+    spec = ExploreConfig(skip=["notes", "lookup_*"], kinds=["error", "server_error"], persistent=False)
+    plan = plan_points([baseline(), baseline(input_id="broken", reason="agent_crash")], spec, seed=0, deadline=5)
+    kinds = {p.faults[0]["kind"] for p in plan.points}
+    assert kinds == {"error", "server_error"}
+    assert not any(s.tool in ("add_note", "lookup_customer") for p in plan.points for s in p.sites)
+    assert plan.failed_baselines == ["broken"] and plan.pruned["skipped by explore.skip"] == 2
+
+
+def test_injected_text_carries_a_canary_of_its_own_cell():
+    plan = plan_points([baseline()], ExploreConfig(kinds=["inject"], persistent=False), seed=5, deadline=5)
+    canaries = {p.reference.canary for p in plan.points}
+    assert len(canaries) == len(plan.points) == 4  # every tool site: a write's answer is read too
+    assert all(p.reference.canary in p.faults[0]["text"] for p in plan.points)
+
+
+def test_depth_two_adds_pairs_within_one_conversation():
+    spec = ExploreConfig(depth=2, budget=500, kinds=["error", "server_error"], persistent=False)
+    plan = plan_points([baseline()], spec, seed=0, deadline=5)
+    pairs = [p for p in plan.points if len(p.faults) == 2]
+    assert pairs and all(p.sites[0].key != p.sites[1].key for p in pairs)
+
+
+def test_a_finding_is_one_line_and_its_pin_is_a_scenario_the_config_accepts(tmp_path):
+    plan = plan_points([baseline()], ExploreConfig(budget=1), seed=0, deadline=12)
+    point = plan.points[0]
+    line = tell(point, "one intended write was executed 2 times")
+    assert line == ("POST orders /refunds lost its answer after the write was made at call 1 → one intended "
+                    "write was executed 2 times")
+    pin = yaml.safe_load(pin_yaml(point, "writes_once", "critical"))
+    config = Config.model_validate({"agent": AGENT, "inputs": [{"id": "refund", "text": "x"}],
+                                    "tools": [{"name": "orders", "env": "ORDERS_URL", "upstream": "http://x"}], **pin})
+    cells = {c.id: c for c in build_plan(config)}
+    pinned = cells["chaos/refund/explore-orders-POST-refunds-1-timeout_after_write"]
+    assert pinned.faults[0].on_calls == [1] and pinned.faults[0].path == r"^/refunds(?:[?#]|$)"
+    assert "explore-orders-POST-refunds-1-timeout_after_write-writes_once" in pinned.invariants
+    assert explore_spec(config) is None  # a config with scenarios keeps what it wrote
+
+
+def minimal(**chaos):
+    return Config.model_validate({"agent": AGENT, "inputs": [{"id": "a", "text": "x"}],
+                                  "llm": [{"name": "openai"}], "chaos": chaos})
+
+
+def test_a_config_that_names_no_fault_explores_and_off_switches_it_off():
+    assert explore_spec(minimal()) is not None
+    assert explore_spec(minimal(explore=False)) is None
+    assert explore_spec(minimal(explore={"budget": 5})).budget == 5
+    planned = [c.id for c in build_plan(minimal()) if c.stage != "mutation"]
+    assert planned == ["contract/a/baseline"]  # the rest is planned from it
+    assert "survives" not in build_plan(minimal())[0].invariants  # an oracle judges explored cells only
+    from gate.plan import invariants_of
+
+    ids = {i.id: i for i in invariants_of(minimal(explore={"oracles": {"whole_answer": "off",
+                                                                        "bounded_retries": "critical"}}))}
+    assert "whole_answer" not in ids and ids["bounded_retries"].severity == "critical"
+    assert ids["survives"].when.scenario == "explore"
+
+
+def test_an_unknown_oracle_is_a_config_error():
+    with pytest.raises(ValueError, match="no universal oracle named whole_answers"):
+        minimal(explore={"oracles": {"whole_answers": "off"}})
+
+
+# End to end: the example SDK agent, its services and the sim; nothing written but how to start it.
+
+def explore(tmp_path, bugs="", *extra):
+    os.environ["AGENT_BUGS"], os.environ["PROVIDER"] = bugs, "openai"
+    code = main(["run", "-c", str(EXPLORE), "-o", str(tmp_path), "--quiet", *extra])
+    return code, load_report(tmp_path)
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    monkeypatch.delenv("AGENT_BUGS", raising=False)
+    monkeypatch.delenv("PROVIDER", raising=False)
+    return monkeypatch
+
+
+def test_the_sound_agent_passes_its_exploration(clean_env, tmp_path):
+    code, report = explore(tmp_path)
+    summary = report["verdict"]["explore"]
+    assert code == 0, [(c["id"], c["reason"]) for c in report["verdict"]["cells"] if c["status"] != "pass"]
+    assert summary["sites"] == 3 and summary["run"] == summary["planned"] > 20 and not summary["findings"]
+    fired = {c["id"].split("/")[-1] for c in report["verdict"]["cells"] for r in c["runs"] for s in r["trace"]
+             if s.get("fault_status") == "fired"} if report["verdict"]["cells"][0]["runs"] else set()
+    assert report["verdict"]["faults_injected"], fired
+
+
+@pytest.mark.parametrize("bug, oracle, cell", [
+    ("double_write", "writes_once", "chaos/refund/explore/orders-POST-refunds-1/timeout_after_write"),
+    ("slow_model", "answers_in_time", "chaos/refund/explore/llm-openai-1/timeout"),
+    ("crash_on_bad_args", "survives", "chaos/refund/explore/llm-openai-1/bad_tool_args"),
+])
+def test_a_planted_bug_is_found_with_no_scenario_written(clean_env, tmp_path, bug, oracle, cell):
+    code, report = explore(tmp_path, bug)
+    findings = {f["cell"]: f for f in report["verdict"]["explore"]["findings"]}
+    assert code != 0 and cell in findings, sorted(findings)
+    found = findings[cell]
+    assert found["invariant"] == oracle
+    assert f"--only {cell}" in found["reproduce"]
+    pinned = yaml.safe_load(found["pin"])
+    assert pinned["contract"]["invariants"][0]["type"] == oracle
+    assert json.dumps(pinned["chaos"]["scenarios"][0]["faults"])
