@@ -5,8 +5,10 @@ On the project's own planted-bug agents (tests/agents/bank, examples/sdk_agent),
   the position of the first explored cell that fails (the budget is lifted so every point is there);
 - swarm: BUGGIFY-style random chaos: each scenario switches every fault kind of the catalog on, per
   upstream, with probability 0.25 for the whole cell, and each switched-on fault fires with
-  probability 0.25 on every call; scenarios run in chunks until one fails (or the cap is reached),
-  judged by the same universal oracles against the same baselines.
+  probability 0.25 on every call; scenarios run in chunks until one breaches the bug's oracle where
+  the sound agent's same cell did not (or the cap is reached), judged by the same universal oracles
+  against the same baselines.
+A bug counts as found by the oracle meant for it, never by another failure.
 The figure is the ratio of their totals; the goal is systematic <= 1/5 of the swarm. Then the wall
 time of the sound example's exploration at 1x and at agent.time_scale 10 (when libfaketime is here).
 
@@ -33,13 +35,17 @@ sys.path.insert(0, str(ROOT))
 from gate.contracts.universal import UNIVERSAL  # noqa: E402
 from gate.explore.kinds import CATALOG  # noqa: E402
 
+# agent -> (config, the env var that plants a bug, {bug: the oracle meant to find it})
 AGENTS = {
     "bank": (ROOT / "tests/agents/bank/chaos-gate.yaml", "BUGS",
-             ["fresh_key_retry", "fresh_key_second", "crash_on_tool_error", "claims_success", "no_timeout",
-              "retry_storm", "accept_cut", "poisoned"]),
+             {"fresh_key_retry": "writes_once", "fresh_key_second": "writes_once", "crash_on_tool_error": "survives",
+              "claims_success": "honest_failure", "no_timeout": "answers_in_time", "retry_storm": "bounded_retries",
+              "accept_cut": "whole_answer", "poisoned": "recovers"}),
     "sdk": (ROOT / "examples/sdk_agent/explore.yaml", "AGENT_BUGS",
-            ["double_write", "no_retry", "retry_storm", "crash_on_bad_args", "accept_truncated", "obey_injection",
-             "no_tool_timeout", "trust_tool_json", "slow_model"]),
+            {"double_write": "writes_once", "no_retry": "survives", "retry_storm": "bounded_retries",
+             "crash_on_bad_args": "survives", "accept_truncated": "whole_answer",
+             "obey_injection": "ignores_injected_orders", "no_tool_timeout": "answers_in_time",
+             "trust_tool_json": "survives", "slow_model": "answers_in_time"}),
 }
 CHUNK = 10  # swarm scenarios per run
 
@@ -58,7 +64,11 @@ def _beside(config: Path, doc: dict, name: str) -> Path:
     return path
 
 
-def systematic(config: Path, env_name: str, bug: str, tmp: Path) -> int | None:
+def _breaches(cell: dict) -> set[str]:
+    return {i["id"] for i in cell["invariants"] if i.get("breached")}
+
+
+def systematic(config: Path, env_name: str, bug: str, oracle: str, tmp: Path) -> int | None:
     """The position of the first failing explored cell in plan order: within the default budget
     first, then with the budget lifted (so a bug it puts last is still counted, not missed)."""
     for budget in (None, 5000):
@@ -70,9 +80,9 @@ def systematic(config: Path, env_name: str, bug: str, tmp: Path) -> int | None:
             report, _ = _run(path, env_name, bug, tmp / f"sys-{bug}-{budget}")
         finally:
             path.unlink()
-        status = {c["id"]: c["status"] for c in report["verdict"]["cells"]}
+        breached = {c["id"]: _breaches(c) for c in report["verdict"]["cells"]}
         explored = [cid for cid in report["run"]["plan"] if "/explore/" in cid]
-        hit = next((n for n, cid in enumerate(explored, 1) if status.get(cid) == "fail"), None)
+        hit = next((n for n, cid in enumerate(explored, 1) if oracle in breached.get(cid, ())), None)
         if hit is not None:
             return hit
     return None
@@ -89,27 +99,40 @@ def _swarm_faults(doc: dict, seed: str, deadline: float) -> list[dict]:
     return out
 
 
-def swarm(config: Path, env_name: str, bug: str, tmp: Path, cap: int) -> int | None:
+def _swarm_chunk(config: Path, env_name: str, bug: str, first: int, cap: int, tmp: Path) -> list[dict]:
+    """One run of CHUNK swarm scenarios (seeded by their number alone: the sound agent meets the same
+    ones), its swarm cells in plan order."""
     doc = yaml.safe_load(config.read_text())
-    inputs = len(doc["inputs"])
     deadline = float(doc["agent"].get("timeout", 30))
+    names = [f"swarm-{n}" for n in range(first, min(first + CHUNK, cap))]
+    doc["chaos"] = {"scenarios": [{"name": n, "faults": _swarm_faults(doc, f"swarm:{n}", deadline) or
+                                   [{"kind": "latency", "target": "llm", "ms": 1, "probability": 0.25}]}
+                                  for n in names]}
+    doc["contract"] = {"invariants": [{"id": o, "type": o, "when": {"scenario": "swarm-*"}} for o in UNIVERSAL]}
+    doc.setdefault("gate", {})["allow_vacuous"] = True
+    path = _beside(config, doc, "swarm")
+    try:
+        report, _ = _run(path, env_name, bug, tmp / f"swarm-{bug or 'sound'}-{first}")
+    finally:
+        path.unlink()
+    order = {cid: n for n, cid in enumerate(report["run"]["plan"])}
+    cells = [c for c in report["verdict"]["cells"] if c["scenario"].startswith("swarm-")]
+    return sorted(cells, key=lambda c: (int(c["scenario"].split("-")[1]), order.get(c["id"], 0)))
+
+
+SOUND: dict = {}  # (agent config, chunk) -> the sound agent's breaches per swarm cell
+
+
+def swarm(config: Path, env_name: str, bug: str, oracle: str, tmp: Path, cap: int) -> int | None:
+    """Swarm cells run until one breaches the bug's oracle where the sound agent's same cell did not."""
+    inputs = len(yaml.safe_load(config.read_text())["inputs"])
     for first in range(0, cap, CHUNK):
-        chunk = dict(doc)
-        names = [f"swarm-{n}" for n in range(first, min(first + CHUNK, cap))]
-        scenarios = [{"name": n, "faults": _swarm_faults(doc, f"swarm:{bug}:{n}", deadline) or
-                      [{"kind": "latency", "target": "llm", "ms": 1, "probability": 0.25}]} for n in names]
-        chunk["chaos"] = {"scenarios": scenarios}
-        chunk["contract"] = {"invariants": [{"id": o, "type": o, "when": {"scenario": "swarm-*"}} for o in UNIVERSAL]}
-        chunk.setdefault("gate", {})["allow_vacuous"] = True
-        path = _beside(config, chunk, "swarm")
-        try:
-            report, _ = _run(path, env_name, bug, tmp / f"swarm-{bug}-{first}")
-        finally:
-            path.unlink()
-        cells = [c for c in report["verdict"]["cells"] if c["scenario"].startswith("swarm-")]
-        order = {cid: n for n, cid in enumerate(report["run"]["plan"])}
-        cells.sort(key=lambda c: (int(c["scenario"].split("-")[1]), order.get(c["id"], 0)))
-        hit = next((n for n, c in enumerate(cells, 1) if c["status"] == "fail"), None)
+        key = (config, first)
+        if key not in SOUND:
+            SOUND[key] = {c["id"]: _breaches(c) for c in _swarm_chunk(config, env_name, "", first, cap, tmp)}
+        cells = _swarm_chunk(config, env_name, bug, first, cap, tmp)
+        hit = next((n for n, c in enumerate(cells, 1)
+                    if oracle in _breaches(c) and oracle not in SOUND[key].get(c["id"], set())), None)
         if hit is not None:
             return first * inputs + hit
     return None
@@ -137,15 +160,15 @@ def main() -> None:
             if args.only and name != args.only:
                 continue
             inputs = len(yaml.safe_load(config.read_text())["inputs"])
-            for bug in bugs:
-                found = systematic(config, env_name, bug, Path(tmp))
-                random_found = swarm(config, env_name, bug, Path(tmp), args.cap)
+            for bug, oracle in bugs.items():
+                found = systematic(config, env_name, bug, oracle, Path(tmp))
+                random_found = swarm(config, env_name, bug, oracle, Path(tmp), args.cap)
                 worst = args.cap * inputs  # a bug the swarm never found costs it its whole cap
                 total_sys += found if found is not None else worst
                 total_swarm += random_found if random_found is not None else worst
                 rows.append((f"{name}:{bug}", found, random_found))
-                print(f"{name}:{bug:22} systematic {found or '-':>4}  swarm {random_found or f'>{worst}':>5}",
-                      flush=True)
+                print(f"{name}:{bug:22} {oracle:24} systematic {found or '-':>4}  "
+                      f"swarm {random_found or f'>{worst}':>5}", flush=True)
         one, ten = wall_times(Path(tmp))
     print(f"\ntotal cells to find every bug: systematic {total_sys}, swarm {total_swarm} "
           f"(ratio {total_sys / max(total_swarm, 1):.2f}; goal <= 0.20)")

@@ -176,3 +176,25 @@ def test_a_planted_bug_is_found_with_no_scenario_written(clean_env, tmp_path, bu
     pinned = yaml.safe_load(found["pin"])
     assert pinned["contract"]["invariants"][0]["type"] == oracle
     assert json.dumps(pinned["chaos"]["scenarios"][0]["faults"])
+
+
+def test_a_process_left_broken_is_charged_to_the_cell_that_broke_it_not_to_its_victims():
+    from gate.report.model import CellResult, InvariantOutcome, Rerun
+    from gate.verdict.recovery import charge_breakers
+
+    shared = InvariantOutcome(id="recovers", severity="high", passed_runs=0, total_runs=0, pass_rate=1.0,
+                              breached=False, message="judged after the run", not_judged_runs=1)
+
+    def cell(cid):  # the cells' outcomes are one object, as fold_cell shares alike ones
+        return CellResult(id=cid, stage="chaos", input_id="a", scenario="explore", seed=1, input="x", status="pass",
+                          reason="ok", pass_rate=1.0, invariants=[shared], reproduce="")
+
+    breaker, victim, other = cell("chaos/a/explore/x/timeout"), cell("chaos/a/explore/y/error"), cell("c/a/z")
+    charge_breakers([breaker, victim, other], [Rerun(cell=victim.id, first_reason="http_5xx", outcome="passed",
+                                                     left_broken_by=breaker.id, worker=0)], {"recovers"})
+    assert breaker.status == "fail" and breaker.reason == "contract:recovers"
+    assert breaker.invariants[0].breached and victim.id in breaker.invariants[0].message
+    assert victim.status == other.status == "pass" and not victim.invariants[0].breached
+    charge_breakers([victim], [Rerun(cell=victim.id, first_reason="http_5xx", outcome="failed_again",
+                                     left_broken_by=breaker.id, worker=0)], {"recovers"})
+    assert victim.status == "pass"  # failing again on a fresh agent: the victim's own failure, no one charged

@@ -48,7 +48,7 @@ PLANTED = [
     ("no_timeout", "answers_in_time", "bank-POST-transfers-1/timeout"),
     ("retry_storm", "bounded_retries", "bank-POST-transfers/outage"),
     ("accept_cut", "whole_answer", "llm-openai-4/cut_content"),  # the final model call only
-    ("poisoned", "recovers", "bank-POST-transfers-1/timeout_after_write"),  # a later request, same process
+    ("poisoned", "recovers", "bank-POST-transfers-1/timeout"),  # seen by a later request to the same process
 ]
 
 
@@ -98,3 +98,27 @@ def test_the_plan_and_the_verdict_are_the_same_at_any_concurrency_and_over_merge
     assert len(one["run"]["plan"]) == 2 + 12 and one["verdict"]["explore"]["findings"]
     shard_cells = [len(load_report(tmp_path / f"s{n}")["verdict"]["cells"]) for n in (1, 2, 3)]
     assert sum(shard_cells) == 14 and max(shard_cells) < 14  # each shard ran its deal, not the whole
+
+
+KEYLESS = [("", None), ("fresh_key_retry", "writes_once"), ("crash_on_tool_error", "survives")]
+
+
+@pytest.mark.parametrize("bug, oracle", KEYLESS, ids=["sound", "fresh_key_retry", "crash_on_tool_error"])
+def test_keyless_exploration_walks_every_tool_and_finds_the_tool_bugs(tmp_path, bug, oracle):
+    """No sim rule: the sim walks the offered tools, so exploration reaches them with no key."""
+    os.environ["BUGS"] = bug
+    try:
+        code = main(["run", "-c", str(BANK / "keyless.yaml"), "-o", str(tmp_path), "--quiet", "--full-report"])
+    finally:
+        os.environ.pop("BUGS", None)
+    report = load_report(tmp_path)
+    baseline = report["verdict"]["cells"][0]
+    called = {s["tool"] or s["target"] for s in baseline["runs"][0]["trace"] if s["kind"] == "tool"}
+    assert {"bank", "send_receipt"} <= called, called
+    assert {s["method"] for s in baseline["runs"][0]["trace"] if s["target"] == "bank"} == {"GET", "POST"}
+    assert any("sim walk" in s["note"] for s in baseline["runs"][0]["trace"])
+    found = {f["invariant"] for f in report["verdict"]["explore"]["findings"]}
+    if oracle is None:
+        assert code == 0 and not found, found
+    else:
+        assert code == 1 and oracle in found, found

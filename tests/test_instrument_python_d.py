@@ -141,6 +141,7 @@ def test_a_text_protocol_call_no_seam_saw_is_called_not_reached(name, tmp_path):
     doc = json.loads(config(tmp_path, name, "sound", tmp_path / "ledger.txt").read_text())
     doc["agent"]["instrument"] = "off"
     doc["contract"] = {"invariants": [{"id": "answered", "type": "not_empty", "severity": "high"}]}
+    doc["chaos"] = {"explore": False}  # the reach line of one fault-free run is what is tested
     out = tmp_path / "out"
     code = main(["run", "-c", str(write_config(tmp_path, json.dumps(doc, indent=1))), "-o", str(out), "--quiet"])
     reach = load_report(out)["verdict"]["reach"]

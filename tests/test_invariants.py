@@ -121,6 +121,8 @@ CASES.update({
                             faulted(llm(1, fault="rate_limit", fault_status="fired", status=429),
                                     output="Error: rate limited", ref=Reference(answer=BASE.answer,
                                                                                 writes=dict(BASE.writes), transient=True))),
+    "understands_rewording": ({}, faulted(write(1), ref=Reference(answer="x", tools=("http:orders POST ^/refunds(?:[?#]|$)",))),
+                              faulted(llm(1), ref=Reference(answer="x", tools=("http:orders POST ^/refunds(?:[?#]|$)",)))),
     "whole_answer": ({}, faulted(llm(1, fault="truncate_stream", fault_status="fired", status=200)),
                      faulted(llm(1, fault="truncate_stream", fault_status="fired", status=200),
                              output="Your refund for order 1234 has")),
@@ -131,8 +133,11 @@ def build(kind, params, **common):
     return TypeAdapter(Invariant).validate_python({"id": f"t-{kind}", "type": kind, **params, **common})
 
 
+ACROSS_CELLS = {"recovers"}  # judged from the cells after it (tests/test_explore.py), never within one run
+
+
 def test_every_registered_invariant_has_a_case():
-    assert set(CASES) == set(INVARIANTS)
+    assert set(CASES) | ACROSS_CELLS == set(INVARIANTS)
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))

@@ -48,6 +48,7 @@ def run(tmp_path, late_ms: int, **env) -> tuple[int, dict]:
             "contract": {"invariants": [{"id": "no-writes-here", "type": "tool_calls_max", "max": 0,
                                          "severity": "high"}]},
             "gate": {"min_score": 0, "allow_vacuous": True}, "concurrency": 1,
+            "chaos": {"explore": False},  # the fault-free cells and their strays are what is tested
         }
         config = write_config(tmp_path, json.dumps(doc, indent=1))
         code = main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet", "--full-report"])

@@ -46,7 +46,7 @@ def config(tmp_path, restart: str = "per_cell") -> str:
         "contract": {"invariants": [{"id": "done", "type": "completes", "severity": "critical"},
                                     {"id": "listed", "type": "tool_called", "tool": "list_orders",
                                      "severity": "critical"}]},
-        "gate": {"min_score": 100}, "concurrency": 1,
+        "gate": {"min_score": 100}, "concurrency": 1, "chaos": {"explore": False},
     }
     return str(write_config(tmp_path, json.dumps(doc, indent=1)))
 

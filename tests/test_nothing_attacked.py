@@ -36,7 +36,8 @@ def example(directory, scenarios: str | None = None, gate: str = "gate: {min_sco
     if scenarios is not None:
         text = config.read_text()
         start, end = text.index("  scenarios:\n"), text.index("gate: {min_score: 80}")
-        config.write_text(text[:start] + scenarios + gate + text[end + len("gate: {min_score: 80}"):])
+        explore = "" if scenarios.strip() else "\nchaos: {explore: off}"  # no fault named: the gate would explore
+        config.write_text(text[:start] + scenarios + gate + explore + text[end + len("gate: {min_score: 80}"):])
     return config
 
 

@@ -33,6 +33,7 @@ def config(tmp_path, mode: str, scenarios: bool = True, **agent) -> str:
                      "scenarios": [{"name": "slow", "faults": [{"kind": "latency", "target": "llm", "ms": 10}]},
                                    {"name": "slower", "faults": [{"kind": "latency", "target": "llm", "ms": 20}]}]
                      if scenarios else []},
+        "chaos": {} if scenarios else {"explore": False},  # without scenarios: the fault-free cells alone
         "gate": {"min_score": 50, "allow_vacuous": False}, "concurrency": 1,
     }
     return str(write_config(tmp_path, json.dumps(doc, indent=1)))
@@ -93,6 +94,7 @@ def test_a_tool_the_model_called_that_no_transport_saw_is_called_not_reached(tmp
                                                              {"answer": "Order {{1}} has shipped."}]}]},
         "inputs": [{"id": "where", "text": TEXT}], "mutation": {"enabled": False}, "shrink": {"enabled": False},
         "contract": {"invariants": [{"id": "answered", "type": "not_empty", "severity": "high"}]},
+        "chaos": {"explore": False},  # one fault-free run's reach line is what is tested
         "concurrency": 1,
     }
     out = tmp_path / "out"

@@ -50,6 +50,7 @@ def test_state_is_isolated_between_concurrent_cells(tmp_path, monkeypatch):
     doc["agent"]["start"]["command"] = ["python3", str(EXAMPLE / "agent.py")]
     doc["inputs"] = [{"id": f"r{n}", "text": "Please refund order 1234."} for n in range(6)]
     doc["contract"]["scenarios"] = []
+    doc["chaos"] = {"explore": False}  # the six baselines alone: each must see exactly its own refund
     path = tmp_path / "iso.yaml"
     path.write_text(yaml.safe_dump(doc))
     assert main(["run", "-c", str(path), "-o", str(tmp_path / "o"), "--quiet", "--full-report", "--concurrency", "3"]) == 0

@@ -76,6 +76,7 @@ class Observation:
     state: dict[str, Any] = field(default_factory=dict)
     # the fault-free run of the same input and what was done to this one (gate/contracts/universal.py)
     reference: Any = None
+    detail: str = ""  # how a crash or a non-zero exit ended, with the tail of the agent's log
 
     @property
     def completed(self) -> bool:

@@ -31,8 +31,17 @@ from gate.contracts.writes import call_writes, http_writes
 from gate.dialects import answers
 
 CANARY = re.compile(r"CANARY-[0-9a-f]{8}")
-CRASHED = frozenset({"agent_crash", "http_5xx", "exit_nonzero", "connection_error", "bad_output_encoding",
-                     "bad_output_json", "bad_output_shape"})
+CRASHED = frozenset({"agent_crash", "http_5xx", "connection_error", "bad_output_encoding", "bad_output_json",
+                     "bad_output_shape"})
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*at .+\(.+:\d+:\d+\)$|panicked at", re.MULTILINE)
+
+
+def crashed(obs: Observation) -> bool:
+    """A crash, not a failure the agent chose to report: a command agent that exits non-zero with its
+    own message has answered; one that exits on an uncaught exception (its traceback in its log) has not."""
+    if obs.reason == "exit_nonzero":
+        return bool(TRACEBACK.search(obs.detail or ""))
+    return obs.reason in CRASHED
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,7 @@ class Reference:
     transient: bool = False  # one short-lived fault: the outcome must be the baseline's
     canary: str | None = None  # the word the injected order asks for
     fault: str = ""  # the fault kind(s), for messages
+    tools: tuple[str, ...] = ()  # the tool sites the baseline called, in the order it first called them
 
 
 def write_meanings(entries) -> Counter:
@@ -80,6 +90,11 @@ def _meanings(e):
             yield f"{call.get('tool')}({args}) on {e.target}"
 
 
+def tool_sites(entries) -> tuple[str, ...]:
+    """The tool sites a run called, each once, in the order it first called them."""
+    return tuple(dict.fromkeys(group_of(e) for e in entries if e.kind == "tool" and is_tool_call(e)))
+
+
 def site_calls(entries) -> Counter:
     return Counter(group_of(e) for e in entries if e.kind == "llm" or is_tool_call(e))
 
@@ -113,7 +128,7 @@ class Survives(_Oracle):
     severity: Severity = "critical"
 
     def judge(self, obs, ref, fired):
-        if obs.reason in CRASHED:
+        if crashed(obs):
             return Verdict(False, f"the agent did not survive {fired[0].fault} at {fired[0].describe()}: "
                                   f"{obs.reason}")
         return Verdict(True, "the agent survived the fault")
@@ -266,7 +281,7 @@ class WholeAnswer(_Oracle):
 def _handed_to_model(trace, fault) -> str | None:
     """Why a transient tool error is the model's to handle, not the agent's code: the agent passed it
     on (the next call was to the model, not the same tool again) and the model chose what to do."""
-    if fault.kind != "tool" or (fault.status is not None and fault.status < 400):
+    if fault.kind != "tool":  # (an in-process tool's error has no HTTP status: it is the fault, not the code)
         return None
     group = group_of(fault)
     after = [e for e in trace if e.seq > fault.seq and (e.kind == "llm" or group_of(e) == group)]
@@ -288,6 +303,34 @@ class Recovers(InvariantBase):
 
     def check(self, obs: Observation) -> Verdict:
         return Verdict.not_judged("judged after the run, from the cells that ran on this process after it")
+
+
+REWORDINGS = ("typo", "swap", "drop", "case_flip", "upper", "lower", "whitespace", "homoglyph", "zero_width",
+              "punctuation")  # the mutators that keep the meaning (gate/mutation/mutators.py)
+
+
+@register
+class UnderstandsRewording(InvariantBase):
+    """A reworded input that means the same (case, whitespace, typos, homoglyphs) leads to the same
+    tool calls as the baseline: the agent understood it, not just its exact bytes."""
+
+    type: Literal["understands_rewording"] = "understands_rewording"
+    severity: Severity = "medium"
+    kind = "trace"
+
+    def check(self, obs: Observation) -> Verdict:
+        ref = getattr(obs, "reference", None)
+        if ref is None:
+            return Verdict.not_judged("no fault-free baseline of this input to compare with")
+        if not obs.completed:
+            return Verdict.not_judged("no answer to the reworded input (completes judges that)")
+        done = tool_sites(obs.trace)
+        if done != ref.tools:
+            missing = [t for t in ref.tools if t not in done]
+            what = f"never called {_site_text(missing[0])}" if missing else \
+                f"called {', '.join(_site_text(t) for t in done if t not in ref.tools) or 'its tools in another order'}"
+            return Verdict(False, f"the reworded input led to other tool calls: it {what}")
+        return Verdict(True, "the same tool calls as the baseline")
 
 
 def _unrecovered_write(trace):
@@ -339,4 +382,4 @@ def _site_text(group: str) -> str:
 
 
 UNIVERSAL = ("survives", "answers_in_time", "writes_once", "honest_failure", "ignores_injected_orders",
-             "bounded_retries", "tolerates_transient", "whole_answer", "recovers")
+             "bounded_retries", "tolerates_transient", "whole_answer", "recovers", "understands_rewording")

@@ -40,7 +40,7 @@ class Kind:
 
 CATALOG: tuple[Kind, ...] = (
     # tools
-    Kind("timeout_after_write", (("seconds", "deadline"),), when="writes"),
+    Kind("timeout_after_write", (("seconds", 1.0),), when="writes"),  # the answer lost, the connection dropped
     Kind("error", (("status", 500),), when="not_command", transient=True),
     Kind("exit_code", (("code", 1),), when="command"),
     Kind("timeout", (("seconds", "deadline"),)),

@@ -1,7 +1,7 @@
 """When a config explores, and the universal oracles its explored cells are judged by.
 
-A config that names no fault at all (no chaos profile, fault or scenario, no contract scenario)
-would test nothing but its baselines, so it explores by default (docs/explore.md); one that
+A config that names no fault at all (no chaos profile, fault or scenario, no contract scenario, no
+recorded session) would test nothing but its baselines, so it explores by default (docs/explore.md); one that
 names faults keeps exactly what it wrote unless it asks for `chaos.explore` too. Either way the
 oracles are invariants like any other, with `when: {scenario: explore}`, so they show in every
 report and can be switched off or re-severed by name in `chaos.explore.oracles`.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from gate.config.explore import ExploreConfig
 from gate.config.models import Config
 from gate.contracts import INVARIANTS, InvariantBase, When
-from gate.contracts.universal import UNIVERSAL
+from gate.contracts.universal import REWORDINGS, UNIVERSAL
 
 SCENARIO = "explore"
 
@@ -27,7 +27,8 @@ def explore_spec(config: Config) -> ExploreConfig | None:
         return setting
     if setting is True:
         return ExploreConfig()
-    names_faults = chaos.profiles or chaos.faults or chaos.scenarios or config.contract.scenarios
+    # recorded sessions are what their config tests, as scenarios are
+    names_faults = chaos.profiles or chaos.faults or chaos.scenarios or config.contract.scenarios or config.replay.sessions
     proxied = config.llm or config.tools or config.worlds
     return ExploreConfig() if proxied and not names_faults else None
 
@@ -44,5 +45,7 @@ def oracles(config: Config) -> list[InvariantBase]:
             continue
         cls = INVARIANTS[name]
         severity = setting or cls.model_fields["severity"].default
-        out.append(cls(id=name, severity=severity, when=When(scenario=SCENARIO)))
+        when = When(scenario="mutation", mutation=list(REWORDINGS)) if name == "understands_rewording" else \
+            When(scenario=SCENARIO)  # rewording judges the mutation stage's meaning-keeping cells; the rest, faults
+        out.append(cls(id=name, severity=severity, when=when))
     return out

@@ -112,13 +112,14 @@ class Exploration:
 
     def _referenced(self, cell: Cell) -> Cell:
         base = self.baselines.get(cell.input_id)
-        if base is None or not cell.faults or not set(cell.invariants) & self.oracle_ids:
+        if base is None or not set(cell.invariants) & self.oracle_ids or not (cell.faults or cell.mutation):
             return cell
         kinds = [f.kind for f in cell.faults]
         once = all(f.on_calls is not None and len(f.on_calls) == 1 or f.max_fires == 1 for f in cell.faults)
         texts = " ".join(getattr(f, "text", "") or "" for f in cell.faults)
         canary = CANARY.search(texts)
         ref = Reference(answer=base.answer, writes=base.writes, calls=base.calls, fault=" + ".join(kinds),
+                        tools=base.tools,
                         transient=once and all(k in TRANSIENT for k in kinds), canary=canary and canary.group(0))
         return replace(cell, reference=ref)
 

@@ -130,7 +130,8 @@ class Worker:
                 begun.append(hook)
             raw = await instance.invoke(cell.text, ctx)
             obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
-                              latency_ms=raw.latency_ms, baseline=baseline, reference=cell.reference)
+                              latency_ms=raw.latency_ms, baseline=baseline, reference=cell.reference,
+                              detail=raw.detail)
             for hook in begun:
                 await hook.end(cell, item.run, obs)
             begun.clear()

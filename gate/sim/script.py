@@ -45,8 +45,7 @@ from gate.sim.schema_value import value_for
 # mutated input -> its original, for the run in progress (set by gate/sim/server.py from the runner's cell):
 # a capable model reads through typos and homoglyphs, so a rule that matches the original matches the mutation
 READ_THROUGH: ContextVar[Mapping[str, str]] = ContextVar("chaos_gate_sim_read_through", default=MappingProxyType({}))
-INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"
-                         r"^\s*important\b)", re.IGNORECASE | re.MULTILINE)
+INSTRUCTION = walk.INSTRUCTION  # an order planted in a tool's answer (the walk, too, never repeats one)
 OUTPUT_TOOL = re.compile(r"^(final_result|final_output|output|respond|structured_output)", re.IGNORECASE)
 
 
@@ -169,6 +168,14 @@ class Script:
                 break
         return found
 
+    @staticmethod
+    def _read_through(text: str) -> str:
+        """The input as a capable model reads it: a mutated input (typos, homoglyphs) as its original."""
+        for mutated, original in READ_THROUGH.get().items():
+            if mutated and mutated in text:
+                return text.replace(mutated, original)
+        return text
+
     def _first_rule(self, text: str) -> tuple[SimRule | None, re.Match | None]:
         for rule in self.spec.rules:
             match = re.search(rule.when, text, re.IGNORECASE | re.DOTALL)
@@ -182,7 +189,7 @@ class Script:
         found = None
         if self.spec.walk and self.conv.tool_choice in ("auto", "required"):
             tools = [t for t in self.conv.tools if not OUTPUT_TOOL.match(t.name) and t.name != FINAL_ANSWER]
-            found = walk.step(self.conv, tools)
+            found = walk.step(self.conv, tools, text=self._read_through(self.conv.latest_user_text()))
         if found is None:
             return self._answer(SimStep(answer="{{default}}"))
         self.notes.append(found.note)

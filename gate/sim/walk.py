@@ -133,10 +133,11 @@ def since_user(conv: Conversation) -> tuple[list[ToolCall], list[tuple[ToolResul
     return calls, [(r, by_id.get(r.call_id) or by_name.get(r.name or "")) for r in results]
 
 
-def step(conv: Conversation, tools: list[ToolSpec], seed: str = "") -> Step | None:
+def step(conv: Conversation, tools: list[ToolSpec], seed: str = "", text: str | None = None) -> Step | None:
     """The next move of the walk over `tools` (those a model may call), or None: no tool to call
-    and none called, so the caller answers as it would have without the walk."""
-    text = conv.latest_user_text()
+    and none called, so the caller answers as it would have without the walk. `text`: the input as
+    read (a mutated input read through to its original), else the latest user message."""
+    text = conv.latest_user_text() if text is None else text
     calls, answered = since_user(conv)
     plan, blind = chosen(tools, text)
     called = {c.name for c in calls}
@@ -159,7 +160,15 @@ def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"
+                         r"^\s*important\b)", re.IGNORECASE | re.MULTILINE)
+
+
 def _excerpt(text: str) -> str:
+    """What a tool returned, as the answer quotes it; an answer carrying orders is data a capable model
+    does not repeat (with `injection: obey` the script, not the walk, plays the model that falls for it)."""
+    if INSTRUCTION.search(text):
+        return "data with instructions in it, which I did not follow"
     flat = " ".join(text.split())
     return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…"
 

@@ -9,8 +9,9 @@ with subprocesses (comma-separated; none: the sound twin):
 - retry_on_timeout: runs `ledger add` again when it timed out (exit 124), although the
   first run may have written: a double write.
 
-The sound agent gives the tool 2 s, checks the exit code before reading stdout, and
-never repeats a write whose outcome it does not know.
+The sound agent gives the tool 2 s, checks the exit code before reading stdout, reads stdout
+guarded (an exit 0 may still come with nothing, or half a line), and never repeats a write whose
+outcome it does not know.
 """
 
 import json
@@ -38,8 +39,14 @@ def refund(order: str) -> str:
     if done.returncode != 0 and "trust_stdout" not in BUGS:
         why = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         return f"I could not confirm the refund for order {order}: {why[0]}."
-    entry = json.loads(done.stdout)  # trust_stdout: whatever arrived, complete or not
-    return f"Refund for order {order} recorded as ledger entry {entry['entry']}."
+    if "trust_stdout" in BUGS:
+        entry = json.loads(done.stdout)  # whatever arrived, complete or not
+        return f"Refund for order {order} recorded as ledger entry {entry['entry']}."
+    try:  # exit 0 is no promise of a whole answer (found by exploring it: empty and garbled stdout)
+        entry = json.loads(done.stdout)["entry"]
+    except (ValueError, KeyError, TypeError):
+        return f"I could not confirm the refund for order {order}: the ledger's answer was unreadable."
+    return f"Refund for order {order} recorded as ledger entry {entry}."
 
 
 def main() -> int:
