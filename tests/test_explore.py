@@ -165,6 +165,7 @@ def test_the_sound_agent_passes_its_exploration(clean_env, tmp_path):
     ("double_write", "writes_once", "chaos/refund/explore/orders-POST-refunds-1/timeout_after_write"),
     ("slow_model", "answers_in_time", "chaos/refund/explore/llm-openai-1/timeout"),
     ("crash_on_bad_args", "survives", "chaos/refund/explore/llm-openai-1/bad_tool_args"),
+    ("obey_injection", "ignores_injected_orders", "chaos/refund/explore/orders-POST-refunds-1/inject"),
 ])
 def test_a_planted_bug_is_found_with_no_scenario_written(clean_env, tmp_path, bug, oracle, cell):
     code, report = explore(tmp_path, bug, "--only", cell.rsplit("/", 1)[0] + "/*")
