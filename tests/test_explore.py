@@ -199,3 +199,65 @@ def test_a_process_left_broken_is_charged_to_the_cell_that_broke_it_not_to_its_v
     charge_breakers([victim], [Rerun(cell=victim.id, first_reason="http_5xx", outcome="failed_again",
                                      left_broken_by=breaker.id, worker=0)], {"recovers"})
     assert victim.status == "pass"  # failing again on a fresh agent: the victim's own failure, no one charged
+
+
+PIN = """chaos:
+  scenarios:
+  - name: explore-x
+    faults:
+    - {kind: error, target: orders, on_calls: [1]}
+contract:
+  invariants:
+  - {id: explore-x-writes_once, type: writes_once, severity: critical, when: {scenario: explore-x}}
+"""
+
+
+@pytest.mark.parametrize("text", [
+    "version: 1\n# the team's comment stays\ninputs:\n  - {id: a, text: b}\n",
+    "version: 1\nchaos:\n    profiles: []\n\ncontract:\n    invariants:\n      - {id: a, type: completes}\n"
+    "# tail\ninputs: []\n",
+])
+def test_write_pins_findings_as_text_keeping_the_config_as_it_was(text):
+    from types import SimpleNamespace
+
+    from gate.pinning import pinned_text
+
+    out, added = pinned_text(text, [SimpleNamespace(pin=PIN)])
+    doc = yaml.safe_load(out)
+    assert added == 1 and doc["chaos"]["explore"] is True  # it keeps exploring beside what it pinned
+    assert doc["chaos"]["scenarios"][-1]["name"] == "explore-x"
+    assert doc["contract"]["invariants"][-1]["type"] == "writes_once"
+    assert all(line in out.splitlines() for line in text.splitlines())  # nothing of the team's was rewritten
+    assert pinned_text(out, [SimpleNamespace(pin=PIN)]) == (out, 0)  # a finding is pinned once
+
+
+def test_write_refuses_a_flow_style_block_with_the_yaml_to_paste():
+    from types import SimpleNamespace
+
+    from gate.errors import ConfigError
+    from gate.pinning import pinned_text
+
+    with pytest.raises(ConfigError, match="flow style"):
+        pinned_text("version: 1\nchaos: {profiles: []}\n", [SimpleNamespace(pin=PIN)])
+
+
+def test_explore_write_pins_a_finding_that_the_next_run_replays_as_a_regression(clean_env, tmp_path):
+    import shutil
+
+    for name in ("explore.yaml", "agent.py", "orders_service.py"):
+        shutil.copy(EXPLORE.parent / name, tmp_path / name)
+    config = tmp_path / "explore.yaml"
+    os.environ["AGENT_BUGS"] = "double_write"
+    cell = "chaos/refund/explore/orders-POST-refunds-1/timeout_after_write"
+    assert main(["explore", "-c", str(config), "-o", str(tmp_path / "first"), "--quiet", "--only", cell,
+                 "--write"]) == 1
+    pinned = yaml.safe_load(config.read_text())
+    assert pinned["chaos"]["explore"] is True
+    assert [s["name"] for s in pinned["chaos"]["scenarios"]] == ["explore-orders-POST-refunds-1-timeout_after_write"]
+    # the next run: the pinned scenario fails as a regression, and exploration does not plan it twice
+    assert main(["run", "-c", str(config), "-o", str(tmp_path / "next"), "--quiet",
+                 "--only", "chaos/refund/explore-*", "--only", cell]) == 1
+    report = load_report(tmp_path / "next")
+    assert {c["id"]: c["status"] for c in report["verdict"]["cells"]} == {
+        "chaos/refund/explore-orders-POST-refunds-1-timeout_after_write": "fail"}
+    assert report["verdict"]["explore"]["pruned"]["pinned in the config already"] == 1
