@@ -261,3 +261,20 @@ def test_explore_write_pins_a_finding_that_the_next_run_replays_as_a_regression(
     assert {c["id"]: c["status"] for c in report["verdict"]["cells"]} == {
         "chaos/refund/explore-orders-POST-refunds-1-timeout_after_write": "fail"}
     assert report["verdict"]["explore"]["pruned"]["pinned in the config already"] == 1
+
+
+def test_findings_lead_the_markdown_with_the_crash_log_and_the_pin():
+    from gate.report.explore_text import markdown, plain_lines
+    from gate.report.model import ExploreSummary, Finding
+
+    finding = Finding(cell="chaos/a/explore/x-1/error", invariant="survives", severity="critical",
+                      line="GET x answered a server error at call 1 → the agent did not survive",
+                      reproduce="chaos-gate run -c c.yaml --only chaos/a/explore/x-1/error",
+                      pin="chaos:\n  scenarios: []\n", log_tail="Traceback (most recent call last):\nKeyError: 'id'")
+    summary = ExploreSummary(sites=2, planned=9, run=7, pruned={"over the budget": 2}, findings=[finding])
+    report = type("R", (), {"verdict": type("V", (), {"explore": summary})()})()
+    md = markdown(report)
+    assert md.startswith("### Findings") and "7 run, 2 pruned (over the budget: 2)" in md
+    assert md.index("KeyError") < md.index("pin it as a regression")
+    lines = plain_lines(report)
+    assert lines[1] == "findings (1):" and lines[2].startswith("  [critical] survives: GET x")

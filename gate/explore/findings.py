@@ -66,6 +66,7 @@ def findings_for(points: dict[str, Point], cells, oracle_ids: set[str]) -> list[
         worst = breaches[0]
         out.append(dict(cell=cell.id, invariant=worst.id, severity=worst.severity,
                         line=tell(point, worst.message), evidence=worst.message, reproduce=cell.reproduce,
+                        log_tail=cell.log_tail,
                         pin=pin_yaml(point, worst.id if worst.id in oracle_ids else None, worst.severity)))
     out.sort(key=lambda f: (SEVERITY_RANK.get(f["severity"], 9), f["cell"]))
     return out

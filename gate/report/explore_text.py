@@ -51,9 +51,12 @@ def markdown(report: Report, limit: int = 10) -> str:
     out = ["### Findings" if summary.findings else "### Exploration", "", text(explored_line(summary), 2000)]
     for f in summary.findings[:limit]:
         out += ["", f"- **{text(f.severity)}** `{f.invariant}` — {text(f.line, 400)}",
-                f"  - reproduce: {code(f.reproduce, 300)}",
-                "  <details><summary>pin it as a regression</summary>", "",
-                code_block(f.pin, 2000, "yaml"), "", "  </details>"]
+                f"  - reproduce: {code(f.reproduce, 300)}"]
+        if f.log_tail:  # a crash: the end of the agent's own log says where
+            out += ["  <details><summary>the agent's log</summary>", "", code_block(f.log_tail[-1500:], 1600), "",
+                    "  </details>"]
+        out += ["  <details><summary>pin it as a regression</summary>", "", code_block(f.pin, 2000, "yaml"), "",
+                "  </details>"]
     if len(summary.findings) > limit:
         out += ["", f"_…and {len(summary.findings) - limit} more findings in report.json._"]
     return "\n".join(out)

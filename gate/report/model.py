@@ -217,6 +217,7 @@ class Finding(BaseModel):
     evidence: str = Field(default="", description="The oracle's message on the failing run.")
     reproduce: str = ""
     pin: str = Field(default="", description="YAML to paste under the config: the scenario and its invariant.")
+    log_tail: str | None = Field(default=None, description="A crash's end of the agent's log (its traceback).")
 
 
 class ExploreSummary(BaseModel):
