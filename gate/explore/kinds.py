@@ -15,8 +15,6 @@ from dataclasses import dataclass
 
 from gate.explore.sites import Site
 
-TRANSIENT_SECONDS = 2.0  # a Retry-After or a delay this short must not change the outcome
-
 
 @dataclass(frozen=True)
 class Kind:

@@ -24,14 +24,14 @@ import fnmatch
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gate.config.explore import ExploreConfig
 from gate.contracts.universal import Reference, site_calls, tool_sites, write_meanings
 from gate.explore.kinds import CATALOG, Kind, kinds_for, outage_for
 from gate.explore.sites import Site, Unreached, read_sites
+from gate.plan.oracles import SCENARIO
 
-SCENARIO = "explore"
 OUTAGE_RANK = 1.5  # between the catalog's `error` (1) and what follows it
 TELLING = frozenset({"timeout_after_write", "error", "exit_code", "timeout", "inject", "rate_limit", "server_error",
                      "bad_tool_args", "truncate_stream", "cut_content", "empty"})
@@ -58,6 +58,11 @@ class Baseline:
         return cls(input_id, answer, reason, tuple(found.found), tuple(found.unfaultable),
                    dict(write_meanings(entries)), dict(site_calls(entries)), tool_sites(entries))
 
+    def reference(self, fault: str, transient: bool = False, canary: str | None = None) -> Reference:
+        """What a faulted run of this input is compared with, and what was done to it."""
+        return Reference(answer=self.answer, writes=self.writes, calls=self.calls, tools=self.tools, fault=fault,
+                         transient=transient, canary=canary)
+
 
 @dataclass(frozen=True)
 class Point:
@@ -69,10 +74,6 @@ class Point:
     faults: tuple[dict, ...]
     reference: Reference
     persistent: bool = False
-
-    def describe(self) -> str:
-        what = " + ".join(f"{f['kind']} at {s.describe()}" for f, s in zip(self.faults, self.sites, strict=True))
-        return f"{what} (every call)" if self.persistent else what
 
 
 @dataclass
@@ -146,8 +147,7 @@ def canary_for(seed: int, cell_id: str) -> str:
 
 
 def _reference(base: Baseline, kinds: list[Kind], canary: str | None, single: bool) -> Reference:
-    return Reference(answer=base.answer, writes=base.writes, calls=base.calls, canary=canary, tools=base.tools,
-                     transient=single and all(k.transient for k in kinds), fault=" + ".join(k.kind for k in kinds))
+    return base.reference(" + ".join(k.kind for k in kinds), single and all(k.transient for k in kinds), canary)
 
 
 def _fault(site: Site, kind: Kind, deadline: float, canary: str | None, once: bool) -> dict:
@@ -182,10 +182,8 @@ def _pairs(singles: list[Point], seed: int) -> list[Point]:
             if a.input_id != b.input_id or a.sites[0].key == b.sites[0].key:
                 continue
             cell_id = f"{a.id}+{b.id.rsplit('/', 2)[-2]}/{b.faults[0]['kind']}"
-            ref = a.reference
-            canary = ref.canary or b.reference.canary
-            reference = Reference(answer=ref.answer, writes=ref.writes, calls=ref.calls, canary=canary,
-                                  fault=f"{a.faults[0]['kind']} + {b.faults[0]['kind']}")
+            reference = replace(a.reference, canary=a.reference.canary or b.reference.canary, transient=False,
+                                fault=f"{a.faults[0]['kind']} + {b.faults[0]['kind']}")
             out.append(Point(cell_id, a.input_id, a.sites + b.sites, a.faults + b.faults, reference))
     random.Random(f"{seed}:explore:pairs").shuffle(out)  # a fair sample when the budget cuts them
     return out

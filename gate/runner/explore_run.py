@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gate.config import LoadedConfig
-from gate.contracts.universal import CANARY, UNIVERSAL, Reference
+from gate.contracts.universal import CANARY, UNIVERSAL
 from gate.explore.cells import cells_for, faults_key, point_key
 from gate.explore.findings import findings_for
 from gate.explore.kinds import CATALOG
@@ -118,9 +118,7 @@ class Exploration:
         once = all(f.on_calls is not None and len(f.on_calls) == 1 or f.max_fires == 1 for f in cell.faults)
         texts = " ".join(getattr(f, "text", "") or "" for f in cell.faults)
         canary = CANARY.search(texts)
-        ref = Reference(answer=base.answer, writes=base.writes, calls=base.calls, fault=" + ".join(kinds),
-                        tools=base.tools,
-                        transient=once and all(k in TRANSIENT for k in kinds), canary=canary and canary.group(0))
+        ref = base.reference(" + ".join(kinds), once and all(k in TRANSIENT for k in kinds), canary and canary.group(0))
         return replace(cell, reference=ref)
 
 

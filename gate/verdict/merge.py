@@ -21,6 +21,7 @@ from gate.config import LoadedConfig
 from gate.plan import build_plan
 from gate.errors import ConfigError
 from gate.report import read_report
+from gate.contracts.base import SEVERITY_RANK
 from gate.report.model import ExploreSummary, Report
 from gate.verdict.coverage import merge_coverage
 from gate.verdict.reach import merge_reach
@@ -115,6 +116,5 @@ def merge_explored(parts: list[ExploreSummary | None]) -> ExploreSummary | None:
     for part in present[1:]:
         merged.findings += [f for f in part.findings if f.cell not in seen]
         seen |= {f.cell for f in part.findings}
-    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3}
-    merged.findings.sort(key=lambda f: (rank.get(f.severity, 9), f.cell))
+    merged.findings.sort(key=lambda f: (SEVERITY_RANK.get(f.severity, 9), f.cell))
     return merged

@@ -22,12 +22,14 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import openai
 
 import bank_tools
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from httpkit import AgentHandler, serve_agent  # noqa: E402
 
 BUGS = {b for b in os.environ.get("BUGS", "").split(",") if b}
 BANK = os.environ.get("BANK_URL", "http://127.0.0.1:18977")
@@ -154,32 +156,14 @@ def answer(message: str) -> str:
     return "Sorry, I could not finish that request."
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *a):
-        pass
-
-    def _send(self, status, doc):
-        body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        self._send(200, {"ok": True})
-
+class Handler(AgentHandler):
     def do_POST(self):
-        data = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         try:
-            self._send(200, {"reply": answer(data.get("message", ""))})
+            self.reply(200, {"reply": answer(self.json_body().get("message", ""))})
         except Exception as exc:
             print(f"bank agent: unhandled {exc!r}", file=sys.stderr, flush=True)
-            self._send(500, {"error": repr(exc)})
+            self.reply(500, {"error": repr(exc)})
 
 
 if __name__ == "__main__":
-    port = int(os.environ.get("PORT", "8080"))
-    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    serve_agent(Handler)
