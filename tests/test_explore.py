@@ -179,6 +179,21 @@ def test_a_planted_bug_is_found_with_no_scenario_written(clean_env, tmp_path, bu
     assert json.dumps(pinned["chaos"]["scenarios"][0]["faults"])
 
 
+def test_an_exploration_that_runs_no_fault_point_is_vacuous_not_a_pass(clean_env, tmp_path):
+    import shutil
+
+    for name in ("agent.py", "orders_service.py"):
+        shutil.copy(EXPLORE.parent / name, tmp_path / name)
+    config = yaml.safe_load(EXPLORE.read_text())
+    config["chaos"] = {"explore": {"skip": ["*"]}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    os.environ["AGENT_BUGS"], os.environ["PROVIDER"] = "", "openai"
+    code = main(["run", "-c", str(tmp_path / "c.yaml"), "-o", str(tmp_path / "out"), "--quiet"])
+    verdict = load_report(tmp_path / "out")["verdict"]
+    assert code == 2 and verdict["verdict"] == "error" and verdict["error_reason"] == "vacuous", verdict["reasons"]
+    assert "exploration ran no fault point" in verdict["reasons"][0] and "skipped by explore.skip" in verdict["reasons"][0]
+
+
 def test_a_process_left_broken_is_charged_to_the_cell_that_broke_it_not_to_its_victims():
     from gate.report.model import CellResult, InvariantOutcome, Rerun
     from gate.verdict.recovery import charge_breakers

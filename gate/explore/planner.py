@@ -92,6 +92,7 @@ def plan_points(baselines: list[Baseline], spec: ExploreConfig, seed: int, deadl
     plan = ExplorePlan()
     candidates: list[tuple[tuple, Point]] = []
     seen_keys: set[str] = set()
+    found_keys: set[str] = set()  # every site reached, skipped or not
     for order, base in enumerate(baselines):
         plan.unfaultable.extend(base.unfaultable)
         if base.reason != "ok":
@@ -99,6 +100,7 @@ def plan_points(baselines: list[Baseline], spec: ExploreConfig, seed: int, deadl
             continue
         for rank, site in enumerate(base.sites):
             kinds = kinds_for(site, spec.kinds)
+            found_keys.add(site.key)
             if _skipped(site, spec.skip):
                 plan.pruned["skipped by explore.skip"] += len(kinds)
                 continue
@@ -113,7 +115,7 @@ def plan_points(baselines: list[Baseline], spec: ExploreConfig, seed: int, deadl
             if spec.persistent and site.occurrence == 1 and (spec.kinds is None or outage_for(site).kind in spec.kinds):
                 # an outage tells as much as one error: right after the errors of every site
                 candidates.append(((0, OUTAGE_RANK, tier, order, rank), _outage(base, site, seed, deadline)))
-    plan.sites = len(seen_keys)
+    plan.sites = len(found_keys)
     candidates.sort(key=lambda c: c[0])
     singles = [p for _, p in candidates if not pinned(p)]
     if len(singles) < len(candidates):

@@ -159,8 +159,8 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     report = assemble(loaded, results, label, started, time.monotonic() - t0, pool.startup_seconds, timings,
                       concurrency=len(workers), only=only, coverage=coverage, stray=pool.stray,
                       whole_plan=not only and shard is None, baseline=baseline, reruns=reruns, reach=reach,
-                      pins=[PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins])
-    report.verdict.explore = explored
+                      pins=[PinStatus(**{**p, "status": status.get(p["cell"], p["status"])}) for p in pins],
+                      explored=explored)
     report.run.plan = [c.id for c in whole]
     report.run.time_scale, report.run.agent_clock_rates = config.agent.time_scale, pool.clock_rates
     report.run.shard = ShardInfo(index=shard[0], total=shard[1]) if shard else None

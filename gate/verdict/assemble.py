@@ -28,7 +28,7 @@ from gate.verdict.usage import cell_usage, usage_summary
 
 def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timings, *, concurrency, only,
              coverage=(), stray=(), whole_plan: bool = False, baseline: Report | None = None, reruns=(),
-             reach=None, pins=()) -> Report:
+             reach=None, pins=(), explored=None) -> Report:
     """`reach`: what the gate reached, without its notes (written here, from the coverage); `pins`:
     the pinned regressions' statuses (gate/replay/pins.py)."""
     config = loaded.config
@@ -60,7 +60,8 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
                                            whole_plan=whole_plan, stray_count=sum(1 for s in stray if not s.late_write),
                                            late=sorted({s.after_cell or "" for s in stray if s.late_write}),
-                                           startup=not_started, reruns=reruns))
+                                           startup=not_started, reruns=reruns, explored=explored))
+    part.explore = explored
     part.warnings += regression_warning(config, baseline)
     _apply_pins(part, list(pins))
     finished = datetime.now(UTC)

@@ -88,8 +88,8 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path], baseline: Report | No
                       concurrency=sum(r.run.concurrency for r in reports), only=None, coverage=coverage,
                       stray=[s for r in reports for s in r.run.stray], whole_plan=True, baseline=baseline,
                       reruns=[x for r in reports for x in r.run.reruns], reach=reach,
-                      pins=[p for r in reports for p in r.verdict.pins])
-    merged.verdict.explore = merge_explored([r.verdict.explore for r in reports])
+                      pins=[p for r in reports for p in r.verdict.pins],
+                      explored=merge_explored([r.verdict.explore for r in reports]))
     merged.run.plan = plan
     merged.run.time_scale = max(r.run.time_scale for r in reports)
     merged.run.agent_clock_rates = [rate for r in reports for rate in r.run.agent_clock_rates]

@@ -107,7 +107,8 @@ def judged_counts(cells: list[CellResult]) -> dict[str, int]:
 
 
 def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *, whole_plan: bool,
-           stray_count: int = 0, startup: str | None = None, reruns=(), late: list[str] = ()) -> Soundness:
+           stray_count: int = 0, startup: str | None = None, reruns=(), late: list[str] = (),
+           explored=None) -> Soundness:
     """`startup`: the start-up failure message (startup_failure); `reruns`: cells re-run on a restarted
     agent (gate/runner/recover.py), whose warnings name the cell that left the agent broken."""
     out = Soundness(warnings=list(getattr(loaded, "warnings", [])))
@@ -125,6 +126,9 @@ def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *
     out.warnings += idle_faults(coverage)
     quiet_vacuous, quiet_warnings = nothing_reached(loaded.config, cells)
     vacuous += quiet_vacuous
+    if whole_plan and not quiet_vacuous:
+        empty, note = empty_exploration(explored, cells)
+        vacuous, out.warnings = vacuous + empty, out.warnings + note
     out.warnings += quiet_warnings + stateful_warning(loaded.config, cells)
     if stray_count:
         out.warnings.append(f"{stray_count} call(s) reached the proxy while no cell was running (an agent "
@@ -214,6 +218,28 @@ def nothing_reached(config, cells: list[CellResult]) -> tuple[list[str], list[st
                "`agent.offline: true` if it calls nothing on purpose")
     if any(c.status == "fail" and not c.reason.startswith("contract:") for c in quiet):
         return [], [message.replace("vacuous:", "vacuous, but its cells failed first, with no answer:", 1)]
+    return [message], []
+
+
+def empty_exploration(explored, cells: list[CellResult]) -> tuple[list[str], list[str]]:
+    """(vacuous, warnings) for an exploration that ran no fault point. Vacuous when nothing but the
+    baselines ran (nothing was attacked); a warning when written cells tested something else."""
+    if explored is None or explored.run:
+        return [], []
+    if explored.failed_baselines and not explored.sites:
+        why = f"no input's fault-free baseline answered ({', '.join(explored.failed_baselines[:3])})"
+    elif not explored.sites:
+        why = "the baselines made no call the gate can fault" + (
+            f" ({'; '.join(explored.unfaultable[:2])})" if explored.unfaultable else "")
+    else:
+        reasons = ", ".join(f"{n} {why}" for why, n in explored.pruned.items())
+        why = f"all {explored.planned or sum(explored.pruned.values())} fault point(s) of {explored.sites} call " \
+              f"site(s) were pruned ({reasons})"
+    message = (f"vacuous: exploration ran no fault point: {why}; nothing was attacked — widen `chaos.explore` "
+               "(kinds, skip, budget) or write a scenario (docs/explore.md)")
+    others = [c for c in cells if not (c.stage == "contract" and c.scenario == "baseline")]
+    if others:
+        return [], [message.replace("vacuous: ", "", 1)]
     return [message], []
 
 
