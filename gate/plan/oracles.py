@@ -33,8 +33,9 @@ def explore_spec(config: Config) -> ExploreConfig | None:
     return ExploreConfig() if proxied and not names_faults else None
 
 
-def oracles(config: Config) -> list[InvariantBase]:
-    spec = explore_spec(config)
+def oracles(config: Config, spec: ExploreConfig | None = None) -> list[InvariantBase]:
+    """The oracles of the config's exploration (or of `spec`: the pytest plugin's marker)."""
+    spec = spec or explore_spec(config)
     if spec is None:
         return []
     declared = {inv.id for inv in config.contract.invariants}

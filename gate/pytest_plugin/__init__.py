@@ -12,6 +12,7 @@ alone. This module wires pytest's hooks to the modules that do the work:
     runs.py       what each run's report carries (written where the run ran: an xdist worker)
     judge.py      the pass rate and verdict (computed where every report arrives: the controller)
     text.py       the summary, fitted to the terminal's width
+    explore.py    `chaos_explore`: the test as the baseline, re-run once per fault point its calls offer
 
 Options: `--chaos-seed N`, `--chaos-runs N`. Nothing heavy is imported for a test that
 uses none of it.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.pytest_plugin import aliases, judge, markers, protocol, runs
+from gate.pytest_plugin import aliases, explore, judge, markers, protocol, runs
 from gate.pytest_plugin.fixtures import (GROUPS, PROXIES, RUN, chaos_clock, chaos_run, chaos_run_index,  # noqa: F401
                                          chaos_sim, chaos_trace, chaos_world)
 
@@ -35,6 +36,9 @@ def pytest_addoption(parser) -> None:
     parser.addini(aliases.INI, type="args", default=[],
                   help="short fixture names for the chaos_* fixtures (world clock trace sim chaos); "
                        "a fixture the project defines keeps its name")
+    parser.addini(explore.INI, default="marked",
+                  help="marked: explore the tests marked chaos_explore; auto: also every chaos test whose config names "
+                       "no fault, as `chaos-gate run` explores")
 
 
 def pytest_configure(config) -> None:
@@ -112,4 +116,7 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem):
+    if explore.wanted(pyfuncitem):
+        explore.run(pyfuncitem)
+        return True
     return protocol.pyfunc_call(pyfuncitem)

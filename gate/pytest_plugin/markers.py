@@ -24,6 +24,8 @@ MARKERS = {
     "chaos_input": "chaos_input(id): the input id that names this test's cell (default: the test's name)",
     "chaos_runs": "chaos_runs(n): run this test n times, run k under the schedule of (seed, cell, k)",
     "chaos_min_pass_rate": "chaos_min_pass_rate(r): pass when at least r of the runs pass",
+    "chaos_explore": "chaos_explore(budget=60, depth=1, kinds=None, skip=(), persistent=True, oracles={}): after the "
+                     "test passes, re-run it once per fault point its calls offer, judged by the universal oracles",
 }
 WORLD_OPTIONS = {"faults", "name", "env", "mcp_env"}
 
@@ -99,6 +101,21 @@ def _rate(value) -> bool:
     return _number(value) and 0 < value <= 1
 
 
+def _explore(marker) -> str | None:
+    from pydantic import ValidationError
+
+    from gate.config.explore import ExploreConfig
+
+    if marker.args:
+        return "takes keywords only, e.g. @pytest.mark.chaos_explore(budget=20, skip=[\"send_*\"])"
+    try:
+        ExploreConfig.model_validate(dict(marker.kwargs))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return None
+
+
 VALUES = {
     "chaos_runs": lambda m: _one(m, lambda v: _whole(v) and v >= 1, "a whole number of runs >= 1", "20"),
     "chaos_min_pass_rate": lambda m: _one(m, _rate, "a fraction of runs in (0, 1]", "0.95"),
@@ -110,6 +127,7 @@ VALUES = {
     "chaos_world": _world,
     "chaos_faults": _faults,
     "chaos_sim": _sim,
+    "chaos_explore": _explore,
 }
 
 
@@ -126,6 +144,9 @@ def bad_value(item) -> str | None:
         fix = check(marker) if check else None
         if fix:
             return f"{_shown(marker)} on {item.nodeid} {fix}"
+    if item.get_closest_marker("chaos_explore") is not None and "chaos_run" not in getattr(item, "fixturenames", ()):
+        return f"@pytest.mark.chaos_explore on {item.nodeid} needs the test to use the chaos_run fixture (or " \
+               "chaos_trace, chaos_world, chaos_sim): its calls are what is explored"
     config = item.get_closest_marker("chaos_config")
     if config is not None:
         path = Path(item.path).parent / config.args[0]

@@ -109,7 +109,8 @@ def attach(item, report, spec, run, selected: int) -> None:
     from gate.pytest_plugin.markers import min_rate_of, runs_of
 
     payload = {"group": group_key(item), "n": runs_of(item.config, item), "selected": selected,
-               "min": min_rate_of(item), "run": run.run, "nodeid": item.nodeid, "line": run.trace.summary(),
+               "min": min_rate_of(item), "run": run.run, "nodeid": item.nodeid,
+               "line": getattr(run, "explored_line", None) or run.trace.summary(),
                "commands": commands(item, spec, run)}
     report.user_properties.append((PAYLOAD, json.dumps(payload)))
 

@@ -82,6 +82,7 @@ class ChaosRun:
         self.env = proxy.env()
         self.observed: dict = {}
         self.ended = False
+        self.answer: str | None = None  # the agent's answer, when the test hands it over: exploration judges it
 
     @property
     def seed(self) -> int:
