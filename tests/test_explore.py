@@ -12,7 +12,7 @@ from gate.cli import main
 from gate.config.explore import ExploreConfig
 from gate.config.models import Config
 from gate.explore.findings import pin_yaml, tell
-from gate.explore.planner import Baseline, plan_points
+from gate.explore.planner import REPEATS_OUTAGE, REPEATS_PAIR, Baseline, plan_points
 from gate.explore.sites import read_sites
 from gate.plan import build_plan
 from gate.plan.oracles import explore_spec
@@ -95,6 +95,41 @@ def test_depth_two_adds_pairs_within_one_conversation():
     assert pairs and all(p.sites[0].key != p.sites[1].key for p in pairs)
 
 
+def test_outages_and_pairs_wait_for_the_single_fault_that_decides_them():
+    spec = ExploreConfig(depth=2, budget=500, kinds=["error", "server_error"])
+    plan = plan_points([baseline()], spec, seed=0, deadline=5)
+    by_id = {p.id: p for p in plan.points}
+    outage = by_id["chaos/refund/explore/orders-POST-refunds/outage"]
+    single = by_id[outage.sibling]
+    # the outage is the sibling's very fault on every call: it adds something only if the site is called again
+    assert {**outage.faults[0], "on_calls": [1]} == single.faults[0] and outage.needs == (single.sites[0].group, 2)
+    pair = next(p for p in plan.points if len(p.faults) == 2)
+    first = by_id[pair.sibling]
+    assert first.faults == pair.faults[:1] and pair.needs == (pair.sites[1].group, pair.sites[1].occurrence)
+    assert all(p.sibling is None for p in plan.points if len(p.faults) == 1 and not p.persistent)
+
+
+def test_the_runner_drops_an_outage_its_single_fault_shows_would_repeat_it():
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from gate.runner.explore_run import REPEATS_OUTAGE, Exploration, explore_summary
+
+    plan = plan_points([baseline()], ExploreConfig(kinds=["error", "server_error"]), seed=0, deadline=5)
+    run = Exploration.__new__(Exploration)
+    run.points, run.plan, run.dropped, run.oracle_ids = {p.id: p for p in plan.points}, plan, {}, set()
+    outages = [p for p in plan.points if p.persistent]
+    run.deferred = [SimpleNamespace(id=p.id) for p in outages]
+    called_again, called_once = outages[0], outages[1]
+    run.calls = {called_again.sibling: Counter({called_again.sites[0].group: 2}),
+                 called_once.sibling: Counter({called_once.sites[0].group: 1})}  # the rest: not seen, so run
+    ran = {c.id for c in run.later()}
+    assert called_again.id in ran and called_once.id not in ran and len(ran) == len(outages) - 1
+    assert called_once.sibling in run.dropped[called_once.id]
+    summary = explore_summary(run, [])
+    assert summary.pruned[REPEATS_OUTAGE] == 1 and summary.run == len(plan.points) - 1
+
+
 def test_a_finding_is_one_line_and_its_pin_is_a_scenario_the_config_accepts(tmp_path):
     plan = plan_points([baseline()], ExploreConfig(budget=1), seed=0, deadline=12)
     point = plan.points[0]
@@ -155,7 +190,10 @@ def test_the_sound_agent_passes_its_exploration(clean_env, tmp_path):
     code, report = explore(tmp_path)
     summary = report["verdict"]["explore"]
     assert code == 0, [(c["id"], c["reason"]) for c in report["verdict"]["cells"] if c["status"] != "pass"]
-    assert summary["sites"] == 3 and summary["run"] == summary["planned"] > 20 and not summary["findings"]
+    dropped = summary["pruned"].get(REPEATS_OUTAGE, 0) + summary["pruned"].get(REPEATS_PAIR, 0)
+    assert summary["sites"] == 3 and summary["run"] + dropped == summary["planned"] > 20 and not summary["findings"]
+    skipped = [c for c in report["verdict"]["cells"] if c["status"] == "skipped"]
+    assert len(skipped) == dropped and all(c["note"].startswith("not run: chaos/") for c in skipped)
     fired = {c["id"].split("/")[-1] for c in report["verdict"]["cells"] for r in c["runs"] for s in r["trace"]
              if s.get("fault_status") == "fired"} if report["verdict"]["cells"][0]["runs"] else set()
     assert report["verdict"]["faults_injected"], fired

@@ -66,9 +66,10 @@ CATALOG: tuple[Kind, ...] = (
     Kind("latency", (("ms", 1500.0),), on="llm", transient=True),
 )
 
-# The outage each kind of site meets when faulted on every call (the persistent form).
-OUTAGE = {"llm": Kind("server_error", (("status", 503),), on="llm"),
-          "tool": Kind("error", (("status", 503),)),
+# The outage each kind of site meets when faulted on every call (the persistent form): the single
+# fault of the same config on every call, so a run of the single shows whether the outage adds anything
+OUTAGE = {"llm": Kind("server_error", (("status", 500),), on="llm"),
+          "tool": Kind("error", (("status", 500),)),
           "command": Kind("exit_code", (("code", 1),), when="command")}
 
 

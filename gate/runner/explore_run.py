@@ -9,21 +9,28 @@ oracle (a pinned finding) gets the same baseline as its reference.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from gate.config import LoadedConfig
-from gate.contracts.universal import CANARY, UNIVERSAL
+from gate.contracts.universal import CANARY, UNIVERSAL, site_calls
 from gate.explore.cells import cells_for, faults_key, point_key
 from gate.explore.findings import findings_for
 from gate.explore.kinds import CATALOG
-from gate.explore.planner import Baseline, ExplorePlan, plan_points
+from gate.explore.planner import REPEATS_OUTAGE, REPEATS_PAIR, Baseline, ExplorePlan, plan_points
 from gate.plan import Cell, select
 from gate.plan.cells import BASELINE
-from gate.plan.oracles import explore_spec
+from gate.plan.oracles import SCENARIO, explore_spec
 from gate.plan.shard import shard_of
 from gate.report.model import ExploreSummary, Finding
 
 TRANSIENT = {k.kind for k in CATALOG if k.transient}
+
+
+def dropped_result(result, why: str):
+    """A deferred cell that was not run: skipped, with the reason, in no score."""
+    return result.model_copy(update={"status": "skipped", "reason": "pruned", "note": why, "invariants": [],
+                                     "flaky": False})
 
 
 def _is_baseline(cell: Cell) -> bool:
@@ -31,10 +38,11 @@ def _is_baseline(cell: Cell) -> bool:
 
 
 class BaselineRecorder:
-    """A run hook, attached last: the baselines' call sites, read while their trace entries live."""
+    """A run hook, attached last: the baselines' call sites, read while their trace entries live, and
+    how often each explored cell's run called each site (what decides its outage and pairs)."""
 
-    def __init__(self, into: dict[str, Baseline]):
-        self.into = into
+    def __init__(self, into: dict[str, Baseline], calls: dict[str, Counter]):
+        self.into, self.calls = into, calls
 
     def env(self) -> dict[str, str]:
         return {}
@@ -48,6 +56,8 @@ class BaselineRecorder:
     async def end(self, cell, run: int, obs) -> None:
         if run == 0 and _is_baseline(cell) and not cell.rerun:
             self.into[cell.input_id] = Baseline.read(cell.input_id, obs.output, obs.reason, obs.trace)
+        elif run == 0 and cell.scenario == SCENARIO and not cell.rerun:
+            self.calls[cell.id] = site_calls(obs.trace)
 
     async def stop(self) -> None:
         return None
@@ -62,8 +72,11 @@ class Exploration:
         self.shard, self.only = shard, only
         self.spec = explore_spec(loaded.config)
         self.baselines: dict[str, Baseline] = {}
+        self.calls: dict[str, Counter] = {}  # explored cell id -> its run's calls per site group
         self.plan: ExplorePlan | None = None
         self.points: dict = {}
+        self.deferred: list[Cell] = []  # outages and pairs, run after the single that decides them
+        self.dropped: dict[str, str] = {}  # cell id -> why its run would repeat its sibling's
         self.oracle_ids = {i for i, inv in invariants.items() if inv.type in UNIVERSAL}
 
     @classmethod
@@ -75,7 +88,7 @@ class Exploration:
         return run if run.spec is not None or compares else None
 
     def hooks(self, factory):
-        recorder = BaselineRecorder(self.baselines)
+        recorder = BaselineRecorder(self.baselines, self.calls)
         return lambda index: [*(factory(index) if factory else []), recorder]
 
     def first(self, cells: list[Cell]) -> list[Cell]:
@@ -102,13 +115,43 @@ class Exploration:
         self.points = {p.id: p for p in self.plan.points}
         self.whole.extend(added)
         if self.shard is not None:  # every shard planned the same cells: each runs its deal of them
-            added = shard_of(added, self.shard[0], self.shard[1], config.runs)
+            added = self._dealt(added, config.runs)
         if self.only:  # a reproduce command names explored cells: they exist once the baselines ran
             added = select(added, self.only)
         self.cells.extend(added)  # in place: the followups (recover, shrink) hold this list
         if self.on_plan is not None and added:
             self.on_plan(len(self.cells) * config.runs)
-        return rest + added
+        mine = {c.id for c in added}
+        self.deferred = [c for c in added if self._decided_by(c) in mine]
+        later = {c.id for c in self.deferred}
+        return rest + [c for c in added if c.id not in later]
+
+    def _decided_by(self, cell: Cell) -> str | None:
+        point = self.points.get(cell.id)
+        return point.sibling if point is not None else None
+
+    def _dealt(self, cells: list[Cell], runs: int) -> list[Cell]:
+        """This shard's cells: the plan dealt as `shard_of` deals it, an outage or pair with its sibling,
+        so the shard that runs one has the sibling's run to decide by (and drops exactly what one
+        process would)."""
+        decided = [c for c in cells if self._decided_by(c) is None]
+        mine = {c.id for c in shard_of(decided, self.shard[0], self.shard[1], runs)}
+        return [c for c in cells if (self._decided_by(c) or c.id) in mine]
+
+    def later(self) -> list[Cell]:
+        """The deferred cells whose sibling's run leaves them something new to show; the rest dropped."""
+        out = []
+        for cell in self.deferred:
+            point = self.points[cell.id]
+            seen = self.calls.get(point.sibling)
+            group, needed = point.needs
+            if seen is not None and seen[group] < needed:
+                self.dropped[cell.id] = (f"not run: {point.sibling} showed the same next action — the site was not "
+                                         f"called again after its fault" if point.persistent else
+                                         f"not run: {point.sibling} never reached the second fault's call")
+            else:
+                out.append(cell)
+        return out
 
     def _referenced(self, cell: Cell) -> Cell:
         base = self.baselines.get(cell.input_id)
@@ -128,7 +171,13 @@ def explore_summary(exploration: Exploration, results) -> ExploreSummary | None:
     if plan is None:
         return None
     found = findings_for(exploration.points, results, exploration.oracle_ids)  # a shard: its own cells' findings
-    return ExploreSummary(sites=plan.sites, planned=plan.planned, run=len(plan.points), pruned=dict(plan.pruned),
+    pruned = dict(plan.pruned)
+    outages = sum(exploration.points[c].persistent for c in exploration.dropped)
+    for why, n in ((REPEATS_OUTAGE, outages), (REPEATS_PAIR, len(exploration.dropped) - outages)):
+        if n:
+            pruned[why] = n
+    return ExploreSummary(sites=plan.sites, planned=plan.planned, run=len(plan.points) - len(exploration.dropped),
+                          pruned=pruned,
                           unfaultable=[f"{u.what}: {u.why}" for u in plan.unfaultable],
                           failed_baselines=plan.failed_baselines, findings=[Finding(**f) for f in found])
 

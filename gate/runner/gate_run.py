@@ -35,7 +35,7 @@ from gate.runner.guard import end_interrupted, finished_cells, run_pool_interrup
 from gate.heap import frozen_heap, settle_heap
 from gate.report.failure import mark_error
 from gate.runner.pool import PoolResult, make_workers, run_pool
-from gate.runner.explore_run import Exploration, explore_summary
+from gate.runner.explore_run import Exploration, dropped_result, explore_summary
 
 
 def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dict[str, str]:
@@ -146,6 +146,8 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
                                                                              digest=loaded.digest),
                                   loaded.redactor.redact, stats.get(cell.id)))
         finish_cell(results[-1], cell, shrinks.get(cell.id), label, loaded.env_used, loaded.digest)
+        if exploration is not None and cell.id in exploration.dropped:
+            results[-1] = dropped_result(results[-1], exploration.dropped[cell.id])
         if pool.reached:  # the gate watched this agent's calls: what the cell's runs reached
             mark_reached(results[-1], runs)
         timings.append(CellTiming(id=cell.id, latency_ms=[round(pool.latency_ms[i], 1) for i in items],

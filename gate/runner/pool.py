@@ -310,7 +310,8 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
     `budget` (gate/runner/budget.py) stops new runs once spent; `followup(workers, result)` runs on
     the still-started workers after the plan (shrinking failures reuses them). `phases` (exploration,
     gate/runner/explore_run.py) splits the plan: `phases.first(cells)` run first, then the cells
-    `phases.then(rest)` makes of the rest once those are done."""
+    `phases.then(rest)` makes of the rest once those are done, then `phases.later()`: the cells those
+    runs leave worth running."""
     await _start_all(workers)
     result = result if result is not None else PoolResult({}, {}, {}, {}, [])
     try:
@@ -350,6 +351,8 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
             ran = {c.id for c in first}
             more = phases.then([c for c in cells if c.id not in ran])
             await _drain(workers, [WorkItem(c, r) for c in more for r in range(runs)], handle)
+            last = phases.later()  # what the runs so far leave worth running
+            await _drain(workers, [WorkItem(c, r) for c in last for r in range(runs)], handle)
         result.judge()  # before the followup, which reads the results
         if followup is not None:
             await followup(workers, result)

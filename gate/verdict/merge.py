@@ -22,6 +22,7 @@ from gate.plan import build_plan
 from gate.errors import ConfigError
 from gate.report import read_report
 from gate.contracts.base import SEVERITY_RANK
+from gate.explore.planner import REPEATS_OUTAGE, REPEATS_PAIR
 from gate.report.model import ExploreSummary, Report
 from gate.verdict.coverage import merge_coverage
 from gate.verdict.reach import merge_reach
@@ -106,12 +107,22 @@ def _faults_of(loaded: LoadedConfig) -> dict[tuple[str, str], tuple]:
     return out
 
 
+DROPPED = (REPEATS_OUTAGE, REPEATS_PAIR)
+
+
 def merge_explored(parts: list[ExploreSummary | None]) -> ExploreSummary | None:
     """Shards planned the same exploration; each found what its own cells showed."""
     present = [p for p in parts if p is not None]
     if not present:
         return None
     merged = present[0].model_copy(deep=True)
+    points = merged.run + sum(merged.pruned.get(k, 0) for k in DROPPED)
+    for reason in DROPPED:  # dropped by the shard that ran the sibling: each counted once, in its shard
+        total = sum(p.pruned.get(reason, 0) for p in present)
+        merged.pruned.pop(reason, None)
+        if total:
+            merged.pruned[reason] = total
+    merged.run = points - sum(merged.pruned.get(k, 0) for k in DROPPED)
     seen = {f.cell for f in merged.findings}
     for part in present[1:]:
         merged.findings += [f for f in part.findings if f.cell not in seen]
