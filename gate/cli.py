@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     run_flags(explore)
     explore.add_argument("--write", action="store_true",
                          help="append each finding to the config as a pinned scenario and its oracle")
+    explore.add_argument("--discover", type=Path, metavar="FILE",
+                         help="run the baselines only and write the plan they make to FILE, for every shard of a "
+                              "matrix to run with `run --explore-plan FILE --shard I/N`")
     merge = sub.add_parser("merge", help="merge shard reports into one report and one verdict")
     merge.add_argument("reports", nargs="+", type=Path)
     merge.add_argument("-c", "--config", default="chaos-gate.yaml")
@@ -153,13 +156,29 @@ def cmd_init(args, console: Console) -> int:
 
 def cmd_explore(args, console: Console) -> int:
     """`run` with exploration on whatever the config says, then (`--write`) the findings pinned in it."""
+    if args.discover is not None and (args.only or args.shard or args.explore_plan):
+        raise GateError("explore --discover runs every input's baseline and plans the whole exploration: "
+                        "leave out --only, --shard and --explore-plan")
     code, report, loaded = _run(args, console, explore=True)
+    if args.discover is not None:
+        return _discovered(args.discover, report, code)
     findings = report.verdict.explore.findings if report.verdict.explore is not None else []
     if args.write and findings:
         from gate.pinning import write_findings
 
         added = write_findings(loaded.path, findings)
         print(f"chaos-gate: pinned {added} finding(s) in {args.config} (chaos.scenarios, contract.invariants)")
+    return code
+
+
+def _discovered(path: Path, report, code: int) -> int:
+    explored = report.verdict.explore
+    if explored is None or not path.is_file():
+        sys.stderr.write(f"chaos-gate: no plan written to {path}: the baselines did not finish "
+                         f"({report.verdict.verdict}; see the reports)\n")
+        return code or EXIT_ERROR
+    print(f"chaos-gate: discovered {explored.sites} call site(s), {explored.run} fault point(s) → {path}; "
+          f"run each shard with `chaos-gate run --explore-plan {path} --shard I/N`")
     return code
 
 
@@ -176,7 +195,7 @@ def _run(args, console: Console, explore: bool = False):
 
     loaded = load_config(args.config, {"seed": args.seed, "concurrency": args.concurrency, "runs": args.runs,
                                        "agent.time_scale": args.time_scale})
-    if explore:
+    if explore or args.explore_plan is not None:
         from gate.config.explore import ExploreConfig
 
         chaos = loaded.config.chaos
@@ -195,11 +214,14 @@ def _run(args, console: Console, explore: bool = False):
     baseline = read_baseline(args.baseline)
     firings = parse_firings(args.faults) if args.faults else None
 
+    only = ["contract/*/baseline"] if getattr(args, "discover", None) else args.only  # discovery: the baselines
+
     def run():
         with progress_bar(console, quiet=args.quiet) as (on_plan, on_progress):
-            return run_gate(loaded, only=args.only, output_dir=out_dir, config_label=args.config,
+            return run_gate(loaded, only=only, output_dir=out_dir, config_label=args.config,
                             on_plan=on_plan, on_progress=on_progress, shard=shard, record_dir=args.record,
-                            baseline=baseline, firings=firings)
+                            baseline=baseline, firings=firings, explore_plan=args.explore_plan,
+                            discover=getattr(args, "discover", None))
 
     report = run_guarded(loaded, out_dir, args.config, run)  # a report on every exit path
     return _publish(report, loaded, out_dir, args.quiet, console, "reports", args.junit_family), report, loaded

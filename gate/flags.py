@@ -92,6 +92,9 @@ def run_flags(p) -> None:
                      help="run the agent's clock N times fast (libfaketime); durations are agent time")
     p.add_argument("--only", action="append", metavar="CELL_ID", help="run only this cell (repeatable, globs ok)")
     p.add_argument("--shard", type=shard_flag, metavar="I/N", help="run the I-th of N balanced slices of the plan")
+    p.add_argument("--explore-plan", type=Path, metavar="FILE",
+                   help="explore from the plan `chaos-gate explore --discover FILE` wrote (a matrix discovers "
+                        "once; each --shard runs its deal of it without re-running the other inputs' baselines)")
     p.add_argument("--record", type=Path, metavar="DIR", help="write a replayable session file per cell")
     p.add_argument("--quiet", action="store_true", help="no progress bar or table")
     p.add_argument("--full-report", action="store_true",

@@ -9,12 +9,16 @@ oracle (a pinned finding) gets the same baseline as its reference.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 from gate.config import LoadedConfig
 from gate.contracts.universal import CANARY, UNIVERSAL, site_calls
+from gate.errors import ConfigError
 from gate.explore.cells import cells_for, faults_key, point_key
+from gate.explore.planfile import dump_plan, load_plan
 from gate.explore.findings import findings_for
 from gate.explore.kinds import CATALOG
 from gate.explore.planner import REPEATS_OUTAGE, REPEATS_PAIR, Baseline, ExplorePlan, plan_points
@@ -67,9 +71,11 @@ class Exploration:
     """The two phases of a run that explores, or whose cells compare with a baseline."""
 
     def __init__(self, loaded: LoadedConfig, cells: list[Cell], whole: list[Cell], invariants: dict, on_plan=None,
-                 shard: tuple[int, int] | None = None, only: list[str] | None = None):
+                 shard: tuple[int, int] | None = None, only: list[str] | None = None,
+                 plan_file: Path | None = None, discover: Path | None = None):
         self.loaded, self.cells, self.whole, self.on_plan = loaded, cells, whole, on_plan
-        self.shard, self.only = shard, only
+        self.shard, self.only, self.discover = shard, only, discover
+        self.shared = _read_plan(plan_file, loaded) if plan_file is not None else None
         self.spec = explore_spec(loaded.config)
         self.baselines: dict[str, Baseline] = {}
         self.calls: dict[str, Counter] = {}  # explored cell id -> its run's calls per site group
@@ -81,9 +87,10 @@ class Exploration:
 
     @classmethod
     def needed(cls, loaded: LoadedConfig, cells: list[Cell], whole: list[Cell], invariants: dict, on_plan=None,
-               shard: tuple[int, int] | None = None, only: list[str] | None = None):
-        """An Exploration when the run explores or a written cell is judged by an oracle, else None."""
-        run = cls(loaded, cells, whole, invariants, on_plan, shard, only)
+               shard: tuple[int, int] | None = None, only: list[str] | None = None, **plan_files):
+        """An Exploration when the run explores or a written cell is judged by an oracle, else None.
+        `plan_files`: `plan_file` (explore from it) or `discover` (write the plan there, explore nothing)."""
+        run = cls(loaded, cells, whole, invariants, on_plan, shard, only, **plan_files)
         compares = any(set(c.invariants) & run.oracle_ids for c in cells if not _is_baseline(c))
         return run if run.spec is not None or compares else None
 
@@ -95,8 +102,8 @@ class Exploration:
         """The baselines: a shard, or a run of `--only` cells, runs every input's (they plan the explored
         cells), and reports only its own."""
         mine = [c for c in cells if _is_baseline(c)]
-        if self.spec is None or (self.shard is None and not self.only):
-            return mine
+        if self.spec is None or (self.shard is None and not self.only) or self.shared is not None:
+            return mine  # a shared plan carries every point's reference: no other input's baseline is needed
         ran = {c.id for c in mine}
         return mine + [c for c in self.whole if _is_baseline(c) and c.id not in ran]
 
@@ -108,8 +115,11 @@ class Exploration:
         config = self.loaded.config
         ordered = [self.baselines[i.id] for i in config.inputs if i.id in self.baselines]
         written = {faults_key(c.faults) for c in rest if c.faults}
-        self.plan = plan_points(ordered, self.spec, config.seed, deadline=config.agent.timeout,
-                                pinned=lambda point: point_key(point) in written)
+        self.plan = self.shared or plan_points(ordered, self.spec, config.seed, deadline=config.agent.timeout,
+                                               pinned=lambda point: point_key(point) in written)
+        if self.discover is not None:  # discovery: the plan is the product; nothing is explored here
+            write_text_atomic(self.discover, dump_plan(self.plan, self.loaded.digest, config.seed))
+            return rest
         texts = {i.id: i.text for i in config.inputs}
         added = cells_for(self.plan.points, config, texts, first_index=len(self.whole))
         self.points = {p.id: p for p in self.plan.points}
@@ -163,6 +173,23 @@ class Exploration:
         canary = CANARY.search(texts)
         ref = base.reference(" + ".join(kinds), once and all(k in TRANSIENT for k in kinds), canary and canary.group(0))
         return replace(cell, reference=ref)
+
+
+def _read_plan(path: Path, loaded: LoadedConfig) -> ExplorePlan:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--explore-plan {path}: cannot read it ({exc.strerror}); write it with "
+                          "`chaos-gate explore --discover FILE`") from None
+    return load_plan(text, f"--explore-plan {path}", loaded.digest, loaded.config.seed)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
 
 
 def explore_summary(exploration: Exploration, results) -> ExploreSummary | None:

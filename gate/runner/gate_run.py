@@ -91,7 +91,8 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
               config_label: str | None = None, on_progress: Callable[..., None] | None = None,
               on_plan: Callable[[int], None] | None = None, hook_factory=None, stage_builders=None,
               shard: tuple[int, int] | None = None, record_dir: Path | None = None,
-              baseline: Report | None = None, firings: frozenset | None = None) -> Report:
+              baseline: Report | None = None, firings: frozenset | None = None,
+              explore_plan: Path | None = None, discover: Path | None = None) -> Report:
     config = loaded.config
     forget_shared()  # results shared between cells are this run's alone (gate/verdict/evaluate.py)
     whole, cells = plan_for(loaded, only, stage_builders, shard)
@@ -109,7 +110,8 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
 
     hook_factory = with_service_resets(hook_factory)  # services reset or restarted before every cell run
     whole, cells = list(whole), list(cells)  # exploration extends both with the cells it plans
-    exploration = Exploration.needed(loaded, cells, whole, invariants, on_plan, shard, only)
+    exploration = Exploration.needed(loaded, cells, whole, invariants, on_plan, shard, only,
+                                     plan_file=explore_plan, discover=discover)
     if exploration is not None:  # baselines first, then what they planned (gate/runner/explore_run.py)
         hook_factory = exploration.hooks(hook_factory)
     workers = make_workers(loaded, workers_needed, out_dir / "logs", hook_factory)
