@@ -81,7 +81,8 @@ def systematic(config: Path, env_name: str, bug: str, oracle: str, tmp: Path) ->
         finally:
             path.unlink()
         breached = {c["id"]: _breaches(c) for c in report["verdict"]["cells"]}
-        explored = [cid for cid in report["run"]["plan"] if "/explore/" in cid]
+        ran = {c["id"] for c in report["verdict"]["cells"] if c["status"] != "skipped"}  # dropped points cost nothing
+        explored = [cid for cid in report["run"]["plan"] if "/explore/" in cid and cid in ran]
         hit = next((n for n, cid in enumerate(explored, 1) if oracle in breached.get(cid, ())), None)
         if hit is not None:
             return hit

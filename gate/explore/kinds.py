@@ -66,6 +66,22 @@ CATALOG: tuple[Kind, ...] = (
     Kind("latency", (("ms", 1500.0),), on="llm", transient=True),
 )
 
+# The order the planner tries kinds in: by what a fault does, the tool's and the model's form of one
+# effect side by side (a lost or failed answer, a hang, a cut answer, an injected order, a refusal to
+# serve, then the milder garbling), so one effect meets every site before the next effect does.
+PRIORITY: tuple[tuple[str, str], ...] = (
+    ("timeout_after_write", "tool"), ("error", "tool"), ("server_error", "llm"), ("exit_code", "tool"),
+    ("timeout", "tool"), ("timeout", "llm"), ("cut_content", "llm"), ("truncate_stream", "llm"), ("inject", "tool"),
+    ("bad_tool_args", "llm"), ("rate_limit", "tool"), ("rate_limit", "llm"), ("empty", "tool"), ("empty", "llm"),
+    ("stall", "llm"), ("reset", "tool"), ("reset", "llm"), ("malformed", "tool"), ("malformed_json", "llm"),
+    ("partial", "tool"), ("schema_drift", "tool"), ("duplicate_tool_fragment", "llm"),
+    ("reorder_tool_fragments", "llm"), ("latency", "tool"), ("latency", "llm"))
+
+
+def priority(kind: Kind) -> int:
+    return PRIORITY.index((kind.kind, kind.on))
+
+
 # The outage each kind of site meets when faulted on every call (the persistent form): the single
 # fault of the same config on every call, so a run of the single shows whether the outage adds anything
 OUTAGE = {"llm": Kind("server_error", (("status", 500),), on="llm"),

@@ -7,11 +7,12 @@ faults within one conversation. Reduction, cheapest first:
 
 - a site an earlier input already reached (same key) is faulted once, for the first input;
 - `skip` globs and `kinds` drop what the team excluded;
-- the order puts the faults that find the most first — kind by kind in the catalog's order, each
-  at every site (writes, then reads, then the model) before the next kind, the telling kinds (a
-  lost answer after a write, an error and each site's outage, a hang, an injection) before the
-  mild ones — and the budget keeps the head. One kind at every site first, not every kind at
-  one site: a read the write depended on is faulted early too.
+- the order puts the faults that find the most first — effect by effect in `PRIORITY`'s order
+  (gate/explore/kinds.py: a lost answer after a write, an error, each site's outage, a hang, a cut
+  answer, an injection, ... the tool's and the model's form of one effect side by side), each at
+  every site before the next effect — writes first, then what the answer depends on (the reads and
+  the model's final call), then the model's other calls — and the budget keeps the head. One effect
+  at every site first, not every kind at one site: a read the write depended on is faulted early too.
 
 Everything that is dropped is counted with its reason, so the summary can say what ran and what
 did not. The same baselines and seed give the same plan in any process: the plan is data a shard
@@ -29,11 +30,11 @@ from dataclasses import dataclass, field, replace
 
 from gate.config.explore import ExploreConfig
 from gate.contracts.universal import Reference, site_calls, tool_sites, write_meanings
-from gate.explore.kinds import CATALOG, Kind, kinds_for, outage_for
+from gate.explore.kinds import Kind, kinds_for, outage_for, priority
 from gate.explore.sites import Site, Unreached, read_sites
 from gate.plan.oracles import SCENARIO
 
-OUTAGE_RANK = 1.5  # between the catalog's `error` (1) and what follows it
+OUTAGE_RANK = 1.5  # right after the errors of the tools (`priority` 1), before the model's
 TELLING = frozenset({"timeout_after_write", "error", "exit_code", "timeout", "inject", "rate_limit", "server_error",
                      "bad_tool_args", "truncate_stream", "cut_content", "empty"})
 # points the runner drops once their sibling ran (gate/runner/explore_run.py), by reason: counted per process
@@ -116,10 +117,10 @@ def plan_points(baselines: list[Baseline], spec: ExploreConfig, seed: int, deadl
                 plan.pruned["same call site in an earlier input"] += len(kinds)
                 continue
             seen_keys.add(site.key)
-            tier = 0 if site.writes else (2 if site.kind == "llm" else 1)
+            tier = 0 if site.writes else (2 if site.kind == "llm" and site.position != "final" else 1)
             for kind in kinds:
                 point = _single(base, site, kind, seed, deadline)
-                candidates.append(((0 if kind.kind in TELLING else 1, CATALOG.index(kind), tier, order, rank), point))
+                candidates.append(((0 if kind.kind in TELLING else 1, priority(kind), tier, order, rank), point))
             if spec.persistent and site.occurrence == 1 and (spec.kinds is None or outage_for(site).kind in spec.kinds):
                 # an outage tells as much as one error: right after the errors of every site
                 candidates.append(((0, OUTAGE_RANK, tier, order, rank), _outage(base, site, seed, deadline)))
