@@ -35,6 +35,12 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libfaketime >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log
 
+# The unprivileged users the agent and its services run as while the gate stays root (docs/security.md,
+# gate/agent/separation.py): two, so the agent cannot read a service's /proc either. They own nothing of
+# the image, the workspace or the runner's files.
+RUN useradd --system --create-home --shell /usr/sbin/nologin chaos-agent \
+ && useradd --system --create-home --shell /usr/sbin/nologin chaos-service
+
 WORKDIR /opt/chaos-gate
 COPY profiles ./profiles
 COPY entrypoint.py ./
@@ -43,6 +49,7 @@ COPY gate ./gate
 # it every start compiles the whole package (~80 ms before `validate` does anything).
 RUN python3 -m compileall -q gate
 
-# GitHub runs container actions as root with /github/workspace as the working directory.
+# GitHub runs container actions as root with /github/workspace as the working directory. The gate stays
+# root so that it can start the agent as chaos-agent: the agent never runs as root.
 USER root
 ENTRYPOINT ["python3", "/opt/chaos-gate/entrypoint.py"]

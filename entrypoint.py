@@ -7,7 +7,9 @@ everything it does lives in gate.github.action, so the CLI and the Action share 
 
 import sys
 
+from gate.agent.accounting import harden
 from gate.github.action import run_action
 
 if __name__ == "__main__":
+    harden()  # first: not dumpable, the subreaper of the agent's orphans (docs/security.md)
     sys.exit(run_action())

@@ -238,6 +238,9 @@ def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str, 
     report = redacted(report, loaded.redactor)  # the terminal prints from it too
     if junit_family:
         loaded.config.output.junit_family = junit_family
+    from gate.agent.accounting import final_check
+
+    final_check(report)  # nothing the agent started is alive while the reports are written
     with deferred_signals() as signals:  # a signal now must not leave half-written files
         try:
             paths = write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
@@ -422,6 +425,10 @@ def _inert_output(command: str):
 
 
 def _main(argv: list[str]) -> int:
+    if argv[:1] and argv[0] not in QUICK:
+        from gate.agent.accounting import forget
+
+        forget()  # the processes of this command's run only (gate/agent/accounting.py)
     try:
         args = _parser().parse_args(argv)  # a bad flag is a UsageError: one line, exit 2
         return COMMANDS[args.command](args, _console(args.command))
@@ -448,6 +455,10 @@ def console_entry() -> None:
     # Installed pydantic plugins are searched for by reading every distribution's entry points
     # (40 ms with 170 packages) and would hook the gate's own config validation: neither is wanted.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if sys.argv[1:2] and sys.argv[1] not in QUICK:  # a command that may start an agent (docs/security.md)
+        from gate.agent.accounting import harden
+
+        harden()
     if sys.argv[1:2] and sys.argv[1] in QUICK:
         gc.disable()  # what a quick command allocates (models, the plan) it keeps: a collection frees nothing
     try:

@@ -137,3 +137,16 @@ def workspace(tmp_path):
     ws = tmp_path / "workspace"
     shutil.copytree(EXAMPLE, ws / "agent")
     return ws
+
+
+@pytest.fixture
+def open_dir():
+    """A directory anyone may enter, for an agent run as another user (pytest's tmp_path is under a
+    0700 one)."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="chaos-open-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

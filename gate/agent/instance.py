@@ -98,7 +98,8 @@ class AgentInstance:
         else:
             self.port = free_port()
             cwd = (self.base_dir / start.cwd) if start.cwd else self.base_dir
-            self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path)
+            self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path,
+                                        user=self.spec.user, configured=frozenset(start.env))
             self.process.spawn()
         url = render(start.ready.url, self._ctx()) if start.ready.url else None
         if url is None and start.ready.log is None and self.spec.invoke.http is not None:
@@ -148,7 +149,7 @@ class AgentInstance:
             cmd = self.spec.invoke.command
             cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
             env = self._env(invoke_env=render(cmd.env, self._ctx(**ctx)))
-            return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock())
+            return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock(), self.spec.user)
         outcome = await invoke_http(self.wire, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline,
                                     self.clock())
         if self.process is None or outcome.reason == "ok":  # the usual answer: no coroutine made for it

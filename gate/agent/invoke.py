@@ -19,12 +19,14 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
 
 
 from gate.transport.clock import AgentClock
+from gate.agent import separation
 from gate.agent.process import argv_of
 from gate.report.log_tail import LOG_TAIL_CHARS, with_log_tail
 from gate.templates import PathError, filling, pick
@@ -196,11 +198,37 @@ def _read_from(path: Path, start: int) -> str:
         return ""
 
 
+def _as_user(user: str, argv: list[str], cwd: Path, env: dict, configured: dict) -> tuple[list, dict, dict]:
+    """(argv, env, Popen's user arguments) for a command run as agent.user (gate/agent/separation.py).
+    uvloop's subprocess takes no `user`: there the switch is setpriv's, in front of the argv."""
+    who = separation.choose(user, argv, cwd, env, named=configured)
+    env = separation.as_user(env, who, configured)
+    if who is None:
+        return argv, env, {}
+    if type(asyncio.get_running_loop()).__module__.startswith("uvloop"):
+        return _setpriv(who, argv, env)
+    return argv, env, who.popen()
+
+
+def _setpriv(who: separation.Identity, argv: list, env: dict) -> tuple[list, dict, dict]:
+    """setpriv in front of the argv. An LD_PRELOAD (libfaketime, gate/agent/dilation.py) is handed on by
+    `env` after the switch: loaded into setpriv, it would make its shared clock as root, out of the user's reach."""
+    if "LD_PRELOAD" not in env:
+        return who.setpriv() + argv, env, {}
+    env = dict(env)
+    preload = env.pop("LD_PRELOAD")
+    return [*who.setpriv(), shutil.which("env") or "/usr/bin/env", f"LD_PRELOAD={preload}", *argv], env, {}
+
+
 async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, log_path: Path,
-                         deadline: float, clock: AgentClock | None = None) -> RawOutcome:
+                         deadline: float, clock: AgentClock | None = None, user: str = "off") -> RawOutcome:
     argv = argv_of(spec.command)
     if spec.input == "arg":
         argv = argv + [text] if isinstance(spec.command, list) else argv[:2] + [f'{argv[2]} "$1"', "sh", text]
+    try:
+        argv, env, as_user = _as_user(user, argv, cwd, env, spec.env)
+    except separation.Unreachable as exc:
+        return RawOutcome(None, "agent_crash", None, 0.0, str(exc))
     clock = clock or AgentClock()
     clock.start()
     elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
@@ -210,7 +238,7 @@ async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, l
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=log, start_new_session=True)
+                stderr=log, start_new_session=True, **as_user)
         except OSError as exc:
             return RawOutcome(None, "agent_crash", None, 0.0, f"could not start {argv[0]!r}: {exc}")
     clock.pid_of = lambda: proc.pid

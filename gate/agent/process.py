@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from gate.agent import reaper
+from gate.agent import reaper, separation
 from gate.errors import HarnessError
 from gate.transport import WireClient, WireError
 
@@ -69,21 +69,35 @@ async def answers(client: WireClient, url: str) -> bool:
 
 
 class AgentProcess:
-    """One started agent: its process group, port, log file."""
+    """One started agent: its process group, port, log file. `user` is agent.user (gate/agent/separation.py):
+    the process runs as that user when the gate can; `configured` names the variables the config set itself."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path):
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path,
+                 user: str = "off", configured: frozenset[str] = frozenset(), what: str = "agent"):
         self.argv, self.cwd, self.env, self.log_path = argv, cwd, env, log_path
+        self.user, self.configured, self.what = user, configured, what
+        self.identity: separation.Identity | None = None
         self.proc: subprocess.Popen | None = None
+
+    def _separate(self) -> dict[str, str]:
+        """The environment to start with, as the user agent.user names (AgentStartError if it cannot)."""
+        try:
+            self.identity = separation.choose(self.user, self.argv, self.cwd, self.env, self.what, self.configured)
+        except separation.Unreachable as exc:
+            raise AgentStartError(str(exc)) from None
+        return separation.as_user(self.env, self.identity, dict.fromkeys(self.configured, ""))
 
     def spawn(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = self._separate()
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child's stdout: handed to Popen, closed in `finally`
         try:
             self.proc = subprocess.Popen(
-                self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                self.argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, **(self.identity.popen() if self.identity else {}))
         except OSError as exc:
-            raise AgentStartError(f"agent command {shlex.join(self.argv)!r} could not start: {exc}") from None
+            raise AgentStartError(f"agent command {shlex.join(self.argv)!r} could not start: {exc}"
+                                  f"{separation.explain(str(exc), self.identity)}") from None
         finally:
             log.close()
         reaper.track(self.proc.pid, self.proc)
@@ -110,8 +124,9 @@ class AgentProcess:
         try:
             while True:
                 if not self.alive:
+                    log = self.log_tail()
                     raise AgentStartError(f"agent exited during start-up with code {self.exit_code} "
-                                          f"(log: {self.log_path})", self.log_tail())
+                                          f"(log: {self.log_path}){separation.explain(log, self.identity)}", log)
                 if await self._is_ready(client, url, pattern):
                     return time.monotonic() - started
                 if time.monotonic() - started > timeout:

@@ -98,6 +98,13 @@ class ServiceSpec(StrictModel):
     port_env: str | None = Field(default="PORT", description="Env var that hands the service its free port.")
     ready: ReadySpec = Field(default_factory=ReadySpec, description="Default: its URL answers (any status < 500).")
     url: str = Field(default="http://{{host}}:{{port}}", description="Its base URL. Templates: {{host}}, {{port}}.")
+    user: str = Field(default="auto", description="As agent.user.")
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user_off_unquoted(cls, value):
+        """YAML reads an unquoted `off` as false: it means "off" here, as the user wrote it."""
+        return "off" if value is False else value
 
     @model_validator(mode="after")
     def _command_or_docker(self):
@@ -174,7 +181,13 @@ class AgentConfig(StrictModel):
                     "Node frameworks, MCP servers over stdio, `kind: command` tools) through the agent's "
                     "PYTHONPATH, NODE_OPTIONS and PATH; off: leave the agent's environment as configured.")
 
-    @field_validator("instrument", mode="before")
+    user: str = Field(
+        default="auto",
+        description="Run this as another user than the gate's (docs/security.md): auto (as root: chaos-agent, "
+                    "else nobody, when its directory and program are readable by that user; otherwise the gate's own "
+                    "user, noted in the report), a user name (never falls back), or off (the gate's own user).")
+
+    @field_validator("instrument", "user", mode="before")
     @classmethod
     def _off_unquoted(cls, value):
         """YAML reads an unquoted `off` as false: it means "off" here, as the user wrote it."""

@@ -13,6 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from gate.agent.accounting import final_check, forget
 from gate.config.secrets import Redactor
 from gate.errors import EXIT_ERROR, ConfigError, GateError
 from gate.github import workflow
@@ -33,6 +34,8 @@ def run_action(env=os.environ, out=None) -> int:
 
 
 def _run_action(env, out) -> int:
+    forget()  # this run's processes only (gate/agent/accounting.py)
+    workflow.protect(env)  # before any agent starts: it runs as another user, who must not write them
     try:
         inputs = read_inputs(env)
     except GateError as exc:
@@ -47,6 +50,7 @@ def _run_action(env, out) -> int:
         return _fail_early(str(exc), env, out, exc)
     except Exception as exc:  # a gate bug outside the run itself: still a summary and an annotation
         return _fail_early(f"the gate itself failed: {exc!r}", env, out)
+    final_check(report)  # GitHub's files come last, after a final check that nothing of the agent is alive
     config_file = workflow.relative(loaded.path, workspace)
     _annotate(report, config_file, out)
     _annotate_error(report, config_file, out)
@@ -110,6 +114,7 @@ def _run(inputs, workdir: Path, workspace: Path, out):
     finally:
         workflow.endgroup(out)
     report = redacted(report, loaded.redactor)  # annotations and the comment render from it
+    final_check(report)  # nothing the agent started is alive while the reports are written
     paths = write_all(report, out_dir, loaded.config.output, loaded.redactor.redact)
     v = report.verdict
     unattacked = no_fault_note(report)
@@ -214,6 +219,7 @@ def _comment(report, inputs, env, out) -> str | None:
 
 
 def _fail_early(message: str, env, out, exc: GateError | None = None) -> int:
+    final_check()  # a run that failed may have left the agent's processes behind
     redact = Redactor.for_environment(env).redact  # a message may quote a value from the environment
     message = redact(message)
     problems = [redact(p) for p in exc.problems] if isinstance(exc, ConfigError) else []

@@ -105,3 +105,27 @@ def append_summary(markdown: str, env=os.environ) -> bool:
     with open(Path(path), "a", encoding="utf-8") as fh:
         fh.write(markdown + "\n")
     return True
+
+
+# The runner's files a step writes to or reads: the agent, run as another user, must not write any of them.
+GITHUB_FILES = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE",
+                "GITHUB_EVENT_PATH")
+
+
+def protect(env=os.environ) -> list[str]:
+    """As root, take group and other write permission from GitHub's files and their directories (a
+    directory's sticky bit aside); returns the paths changed. The runner's own user keeps its rights."""
+    if os.geteuid() != 0:
+        return []
+    changed = []
+    for name in GITHUB_FILES:
+        path = env.get(name)
+        for target in ((Path(path), Path(path).parent) if path else ()):
+            try:
+                mode = target.stat().st_mode
+                if mode & 0o022 and not (target.is_dir() and mode & 0o1000):
+                    target.chmod(mode & ~0o022)
+                    changed.append(str(target))
+            except OSError:
+                continue
+    return changed

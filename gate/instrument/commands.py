@@ -60,6 +60,7 @@ def shim_dir_for(config) -> Path | None:
     if not names:
         return None
     directory = Path(tempfile.mkdtemp(prefix="chaos-gate-shims-"))
+    directory.chmod(0o755)  # an agent run as another user (gate/agent/separation.py) runs the shims, never writes them
     atexit.register(shutil.rmtree, directory, True)
     return write_shims(names, directory)
 

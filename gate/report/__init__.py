@@ -1,5 +1,7 @@
 """Report: the canonical model and its renderers (JSON, JUnit, Markdown, terminal)."""
 
+import os
+import tempfile
 from pathlib import Path
 
 from gate.heap import frozen_heap
@@ -16,13 +18,32 @@ def write_all(report: Report, out_dir: Path, names, redact=lambda s: s) -> dict[
 
 def _write_all(report: Report, out_dir: Path, names, redact) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:  # the agent runs as another user: it may read the reports, never write them
+        out_dir.chmod(out_dir.stat().st_mode & ~0o022)
     paths = {"json": out_dir / names.json_, "junit": out_dir / names.junit, "markdown": out_dir / names.markdown}
-    write_json(report, paths["json"], redact, full=getattr(names, "full", False))  # streaming, compact rows
-    junit.write(report, paths["junit"], redact, junit.family_for(getattr(names, "junit_family", "auto")))
-    paths["markdown"].write_text(redact(markdown.render(report, limit=markdown.SUMMARY_LIMIT)), encoding="utf-8")
+    full, family = getattr(names, "full", False), junit.family_for(getattr(names, "junit_family", "auto"))
+    _atomic(paths["json"], lambda p: write_json(report, p, redact, full=full))  # streaming, compact rows
+    _atomic(paths["junit"], lambda p: junit.write(report, p, redact, family))
+    summary = redact(markdown.render(report, limit=markdown.SUMMARY_LIMIT))
+    _atomic(paths["markdown"], lambda p: p.write_text(summary, encoding="utf-8"))
     paths["html"] = out_dir / getattr(names, "html", "report.html")
-    paths["html"].write_text(redact(html.render(report)), encoding="utf-8")  # beside summary.md
+    _atomic(paths["html"], lambda p: p.write_text(redact(html.render(report)), encoding="utf-8"))  # beside summary.md
     return paths
+
+
+def _atomic(path: Path, write) -> None:
+    """`write` a temporary file beside `path`, then rename it into place: a reader (or a crash) never
+    sees half a report, and a file (or symlink) put there meanwhile is replaced, never written through.
+    The temporary name is mkstemp's: made exclusively, so nothing can be planted under it beforehand."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        tmp.chmod(0o644)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read_report(path, flag: str = "") -> Report:

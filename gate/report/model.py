@@ -314,6 +314,12 @@ class RunInfo(BaseModel):
     agent_clock_rates: list[float] = Field(
         default_factory=list, description="Under time_scale: each agent process's own clock rate, measured inside it "
         "(gate/instrument/clock.py); empty when no process had the Python or Node bootstrap.")
+    separation: str | None = Field(
+        default=None, description="Which user the agents and services ran as, or why they ran as the gate's own "
+                                  "(docs/security.md); null when the gate started no process.")
+    left_running: list[str] = Field(
+        default_factory=list, description="Command lines of processes the agent started that were still running after "
+                                          "it stopped (a setsid daemon...), killed before the reports were written.")
 
 
 class Report(BaseModel):

@@ -15,6 +15,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 from collections.abc import Callable
 
+from gate.agent.accounting import accounted_run
 from gate.agent.logs import scrub_dir
 from gate.config import LoadedConfig
 from gate.contracts.output_checks import SimilarToBaseline
@@ -83,8 +84,11 @@ def run_gate(loaded: LoadedConfig, *, output_dir: Path | None = None, **options)
         from gate.agent.dilation import verify
 
         verify(loaded.config)
-    with frozen_heap(), running_services(loaded, out_dir / "logs") as resolved:
-        return _run_gate(resolved, output_dir=output_dir, **options)
+    # accounted_run exits last: every process the agent started is gone before the report exists
+    with accounted_run() as account, frozen_heap(), running_services(loaded, out_dir / "logs") as resolved:
+        report = _run_gate(resolved, output_dir=output_dir, **options)
+    account.stamp(report)
+    return report
 
 
 def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir: Path | None = None,

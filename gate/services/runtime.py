@@ -79,7 +79,8 @@ class Service:
         self.port = self.port if keep_port and self.port else free_port()
         cwd = (self.base_dir / self.spec.cwd) if self.spec.cwd else self.base_dir
         command = render_services(render(self.spec.command, {"host": self.host, "port": str(self.port)}), known)
-        self.process = AgentProcess(argv_of(command), cwd, self._env(known, base=True), self.log_path)
+        self.process = AgentProcess(argv_of(command), cwd, self._env(known, base=True), self.log_path,
+                                    user=self.spec.user, configured=frozenset(self.spec.env), what="service")
         self.process.spawn()
 
     async def refresh(self, cell_id: str, run: int) -> None:
