@@ -5,6 +5,12 @@
     POST /fn/begin  {id, tool, transport, framework, arguments, returns, hints}
     POST /fn/end    {id, ok, type, value | error}
 
+Each path carries the worker's token first (`/fn/<token>/begin`): the instrumentation finds it in
+CHAOS_GATE_FN_URL, and a call without it — from another process, or a daemon that outlived its
+agent — is refused. A call may not take a wire tool's name either (an HTTP or MCP tool, a model):
+it would share that tool's trace and call counters, so a fault meant for the wire call would fire
+on the forged one. Each refusal is kept on the run (`RunState.forged`): that run is not judged.
+
 A begin starts the call's exchange as a task of its own (the proxy's usual path:
 trace entry, schedule decision, fault or pass-through; gate/proxy/app.py) and answers
 as soon as that exchange says what the agent must do first. The end call hands the
@@ -16,6 +22,7 @@ never pass for a broken agent.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 from dataclasses import dataclass
 
@@ -48,8 +55,14 @@ class FunctionEndpoints:
         self.seams: dict[str, dict] = {}  # seam name -> what the agent said when it patched it
         self.command_targets: set[str] = set()  # `kind: command` tool names (set by the hook)
         self.clock = ClockReadings()  # the agent processes' own clock rates (gate/instrument/clock.py)
+        self.token: str | None = None  # set by the runner's hook; None: no token asked (a bare proxy)
 
-    async def handle(self, what: str, body: bytes, send) -> None:
+    async def handle(self, path: str, body: bytes, send) -> None:
+        what = path
+        if self.token is not None:
+            given, _, what = path.partition("/")
+            if not hmac.compare_digest(given.encode(), self.token.encode()):
+                return await self._refuse(send, "a call to the gate's /fn/ endpoint without its token")
         try:
             doc = json.loads(body)
         except ValueError:
@@ -92,10 +105,25 @@ class FunctionEndpoints:
         body = json.dumps({"name": tool, "arguments": doc.get("arguments")}, sort_keys=True, default=repr)
         return info, body.encode()
 
+    async def _refuse(self, send, why: str) -> None:
+        run = self.app.current
+        if run is not None:
+            run.forged.append(why)
+        await plain_json(send, 403, {"error": f"chaos-gate: refused: {why}"})
+
+    def _wire_name(self, route: FunctionRoute) -> bool:
+        """Whether an in-process route would take the name of a wire route (its trace and counters)."""
+        return any(name == route.name for _, name in self.app.routes)
+
     async def _begin(self, doc: dict) -> dict:
+        route = self.route_for(doc)
+        if self._wire_name(route):
+            run = self.app.current
+            if run is not None:
+                run.forged.append(f"an in-process call named after the wire tool {route.name!r}")
+            return {"action": "run"}  # not traced, not faulted: the run it came in is not judged
         call = FunctionCall(doc)
         self.calls[str(doc.get("id"))] = call
-        route = self.route_for(doc)
         info, body = self.describe(route, doc)
         task = call.task = asyncio.ensure_future(self.app._handle(route, info, [], body, call))
         task.add_done_callback(lambda _: self.calls.pop(str(doc.get("id")), None))

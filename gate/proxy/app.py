@@ -59,6 +59,7 @@ class RunState:
         self.open_functions: list[TraceEntry] = []  # in-process tool calls now running in the agent
         self.model_answered = False  # an LLM answer reached the agent in this run (late writes: see above)
         self.seam_failures: list[str] = []  # in-process seams that broke during this run (a harness error)
+        self.forged: list[str] = []  # /fn/ calls refused: no token, or a wire tool's name (the agent's doing)
 
     async def settle(self, seconds: float = 1.0) -> None:
         """Let exchanges released by the end of the run finish, so their judgement counts."""

@@ -24,7 +24,7 @@ from gate.contracts import InvariantBase, Observation
 from gate.errors import HarnessError
 from gate.plan import Cell
 from gate.report.model import RunResult, TraceStep
-from gate.verdict.evaluate import check_run
+from gate.verdict.evaluate import FORGED, check_run
 
 
 class RunHook(Protocol):
@@ -239,6 +239,8 @@ def _judge(index: int, raw, obs: Observation, invariants: list[InvariantBase]):
     if state.get("seam_failed"):  # a harness error: the gate's part failed, whatever the agent then did
         result.error = ("the gate's in-process seam failed in the agent's process (the tool ran untouched): "
                         + "; ".join(state["seam_failed"]))
+    if state.get("forged"):  # the agent's own doing, not the gate's: the run cannot be judged on its trace
+        result.error = (f"{FORGED}: " + "; ".join(dict.fromkeys(state["forged"])))[:600]
     return result, raw.latency_ms, times, state.get("faults"), bodies
 
 

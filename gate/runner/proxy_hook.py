@@ -7,6 +7,8 @@ observation. Calls seen between runs are handed out by `take_stray` as StrayCall
 
 from __future__ import annotations
 
+import secrets
+
 import json
 import os
 import time
@@ -40,6 +42,9 @@ class ProxyHook:
         self.record_dir, self.redact = record_dir, redact
         self.client = None
         self.app = ProxyApp({}, functions=FunctionEndpoints)
+        # the /fn/ endpoints answer only the gate's own instrumentation, which finds this in its URL; a
+        # secret, so from `secrets`, never from the seed (a seeded token is one anybody can compute)
+        self.app.functions.token = secrets.token_urlsafe(18)
         # redact is the Redactor's bound `redact`: let its Redactor learn the auth headers the agent sends
         self.app.on_header = getattr(getattr(redact, "__self__", redact), "note_header", None)
         self.server = ProxyServer(self.app, bind, advertise, idle_timeout=config.agent.idle_timeout)
@@ -49,7 +54,7 @@ class ProxyHook:
         self.agent_pid = lambda: None  # the worker's agent process (set by the pool): its CPU under dilation
 
     def env(self) -> dict[str, str]:
-        env = {"CHAOS_GATE_FN_URL": f"{self.server.url}/fn"}  # in-process tool calls (gate/instrument)
+        env = {"CHAOS_GATE_FN_URL": f"{self.server.url}/fn/{self.app.functions.token}"}  # gate/instrument
         for llm in self.config.llm:
             for name in llm.env_vars:
                 env[name] = f"{self.server.url}/llm/{llm.name}"
@@ -135,6 +140,8 @@ class ProxyHook:
             obs.state["faults"] = state.schedule.stats()
         if state.seam_failures:  # the gate's seam broke inside the agent: the run is not the agent's to judge
             obs.state["seam_failed"] = list(state.seam_failures)
+        if state.forged:  # calls that would have forged the trace: refused, and this run is not judged
+            obs.state["forged"] = list(state.forged)
         if state.replay is not None:  # how far the agent followed the recording (replay-matches)
             obs.state["replay"] = state.replay.summary()
         for name, upstream in self.worlds.items():

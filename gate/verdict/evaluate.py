@@ -144,6 +144,9 @@ def _log_tail(runs: list[RunResult]) -> str | None:
     return next((tail for r in runs if r.reason in CRASH_REASONS and (tail := log_tail_of(r.detail))), None)
 
 
+FORGED = "the agent tried to forge the gate's trace (refused, and this run is not judged)"
+
+
 def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult], reproduce: str,
               redact, fault_stats: list | None = None) -> CellResult:
     """`fault_stats`: the proxy's fault counters per run, to tell a cell its faults could not reach."""
@@ -155,8 +158,8 @@ def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult]
     flaky = len(set(clean)) > 1 or any(0 < o.pass_rate < 1 for o in outcomes)
     breaches = sorted((o for o in outcomes if o.breached), key=lambda o: SEVERITY_RANK[o.severity])
     note, why = None, None if errors else inapplicable(cell, runs, fault_stats)
-    if errors:
-        status, reason = "error", "harness_error"
+    if errors:  # the gate's own part failed, or the agent tried to forge the trace: judged neither way
+        status, reason = "error", "forged_trace" if any(e.startswith(FORGED) for e in errors) else "harness_error"
     elif why is not None:
         status, reason, note, outcomes, flaky = "skipped", "not_applicable", _skipped_note(why, good), [], False
     elif breaches:
