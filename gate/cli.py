@@ -207,6 +207,7 @@ def _run(args, console: Console, explore: bool = False):
         loaded.config.output.full = True
     out_dir = args.output_dir or loaded.base_dir / loaded.config.output.dir
     check_output_dir(out_dir, "-o" if args.output_dir else "output.dir")  # before any agent starts
+    _placeholder(loaded, out_dir, args.config)
     install_signal_handlers()
     shard = args.shard  # (I, N), parsed and checked with the other flags
     from gate.runner.insights import parse_firings, read_baseline
@@ -223,7 +224,11 @@ def _run(args, console: Console, explore: bool = False):
                             baseline=baseline, firings=firings, explore_plan=args.explore_plan,
                             discover=getattr(args, "discover", None))
 
-    report = run_guarded(loaded, out_dir, args.config, run)  # a report on every exit path
+    try:
+        report = run_guarded(loaded, out_dir, args.config, run)  # a report on every exit path
+    except GateError as exc:  # said on stderr by the caller; the placeholder must not stand for it
+        _placeholder(loaded, out_dir, args.config, "config", str(exc))
+        raise
     return _publish(report, loaded, out_dir, args.quiet, console, "reports", args.junit_family), report, loaded
 
 
@@ -259,6 +264,18 @@ def _publish(report, loaded, out_dir, quiet: bool, console: Console, what: str, 
         sys.stderr.write("chaos-gate: interrupted while writing the reports; they are complete\n")
         return EXIT_ERROR
     return report.verdict.exit_code
+
+
+def _placeholder(loaded, out_dir, label: str, reason: str = "interrupted", message: str = "") -> None:
+    """An error report in place of whatever the directory held, until the run's own replaces it: a gate
+    killed outright (SIGKILL, a cancelled job) leaves a report saying so, never an earlier run's PASS."""
+    from gate.report import write_all
+    from gate.report.failure import failure_report
+
+    message = message or ("the gate did not finish this run (it was killed, or is still running): this report "
+                          "was written when the run began")
+    report = failure_report(loaded, reason, message, label=label)
+    write_all(report, Path(out_dir), loaded.config.output, loaded.redactor.redact)
 
 
 def check_output_dir(path: Path, flag: str) -> None:

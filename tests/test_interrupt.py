@@ -103,3 +103,24 @@ def test_signal_during_start_up_gives_an_interrupted_report_and_no_process_left(
     assert v["verdict"] == "error" and v["error_reason"] == "interrupted"
     assert [c["id"] for c in v["cells"]] == ["gate/interrupted"]
     assert gone(pid), f"agent {pid} survived the gate"
+
+
+def test_a_gate_killed_outright_leaves_no_earlier_pass_behind(tmp_path):
+    """SIGKILL cannot be handled: the report the gate wrote as it began stands, never the last run's PASS."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.json").write_text(json.dumps({"verdict": {"verdict": "pass", "score": 100.0}}))
+    (out / "summary.md").write_text("## chaos-gate: PASS\n")
+    proc = start_gate(tmp_path, config_text("slow_start", ready_timeout=60))
+    pid = wait_for_log(tmp_path, "STARTING")
+    proc.kill()
+    proc.communicate(timeout=30)
+    try:
+        v = json.loads((out / "report.json").read_text())["verdict"]
+        assert v["verdict"] == "error" and v["error_reason"] == "interrupted" and "did not finish" in v["reasons"][0]
+        assert "PASS" not in (out / "summary.md").read_text()
+    finally:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # the gate could not end its agent: the test does
+        except ProcessLookupError:
+            pass
