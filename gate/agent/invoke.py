@@ -3,10 +3,13 @@
 Every way a call can end maps to a reason code, so the report can tell a timeout
 from a crash from a bad payload: ok, agent_timeout, agent_crash, connection_error,
 http_4xx, http_5xx, exit_nonzero, bad_output_encoding, bad_output_json,
-bad_output_shape, output_flood. An answer that is not valid UTF-8 (or that smuggles a
+bad_output_shape, output_flood, stream_error. An answer that is not valid UTF-8 (or that smuggles a
 lone surrogate through a JSON escape) is `bad_output_encoding`, never silently
 repaired: replacing bytes would make a broken agent look sound, and a lone surrogate
 cannot be written to any UTF-8 report.
+
+A streamed answer (SSE, NDJSON: `stream:`) is read by gate/agent/streams.py into the assistant's
+text; an error event inside its 200 is `stream_error`, with the error's message in `detail`.
 
 A crash or a non-zero exit carries the end of what the agent wrote to its log during
 that call (a command's stderr, a process's log) in `detail`, after `LOG_MARK`, so the
@@ -28,6 +31,7 @@ from pathlib import Path
 from gate.transport.clock import AgentClock
 from gate.agent import separation
 from gate.agent.process import argv_of
+from gate.agent.streams import VERCEL_HEADER, read_stream, stream_kind
 from gate.report.log_tail import LOG_TAIL_CHARS, with_log_tail
 from gate.templates import PathError, filling, pick
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
@@ -124,6 +128,15 @@ _C_BODY_JSON = None if json.encoder.c_make_encoder is None else json.encoder.c_m
 
 async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[int, bytes, bool]:
     """(status, body up to the cap, flooded?)"""
+    status, _, body, flooded, _ = await exchange(client, spec, ctx, read_headers=False)
+    return status, body, flooded
+
+
+async def exchange(client: WireClient, spec: HttpRequestSpec, ctx: dict,
+                   read_headers: bool = True) -> tuple[int, list, bytes, bool, bool]:
+    """(status, response headers (empty unless read), body up to the cap, flooded?, cut?: the connection
+    closed before the body ended). The cap holds for a stream as for one answer: an endless stream is a
+    flood, never an unbounded buffer."""
     shape = _shape(spec)
     headers = [(k.lower(), v) for k, v in shape.headers(ctx).items()]
     body = b""
@@ -131,22 +144,23 @@ async def send(client: WireClient, spec: HttpRequestSpec, ctx: dict) -> tuple[in
         body = _encode_json(shape.body(ctx)).encode()
         if not any(k == "content-type" for k, _ in headers):
             headers.append(("content-type", "application/json"))
-    status, _, chunks, close = await client.request(spec.method, shape.url(ctx), headers, body, read_headers=False)
+    status, got, chunks, close = await client.request(spec.method, shape.url(ctx), headers, body,
+                                                      read_headers=read_headers)
     whole = chunks.arrived_whole()  # the usual small answer came in with its headers: no reading loop
     if whole is not None:
         await close()
         flooded = len(whole) > MAX_OUTPUT_BYTES
-        return status, whole[:MAX_OUTPUT_BYTES] if flooded else whole, flooded
+        return status, got, whole[:MAX_OUTPUT_BYTES] if flooded else whole, flooded, False
     parts, size = [], 0
     try:
         async for chunk in chunks:
             parts.append(chunk)
             size += len(chunk)
             if size > MAX_OUTPUT_BYTES:
-                return status, b"".join(parts)[:MAX_OUTPUT_BYTES], True
+                return status, got, b"".join(parts)[:MAX_OUTPUT_BYTES], True, False
     finally:
         await close()
-    return status, b"".join(parts), False
+    return status, got, b"".join(parts), False, chunks.broken
 
 
 async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline: float,
@@ -157,7 +171,8 @@ async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline:
     clock.start()
     elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
     try:
-        status, body, flooded = await clock.within(send(client, spec, ctx), deadline)
+        status, headers, body, flooded, cut = await clock.within(
+            exchange(client, spec, ctx, read_headers=spec.stream != "off"), deadline)
     except TimeoutError:
         return RawOutcome(None, "agent_timeout", None, elapsed(), f"no answer within {deadline:g}s")
     except WireError as exc:
@@ -167,8 +182,44 @@ async def invoke_http(client: WireClient, spec: HttpInvoke, ctx: dict, deadline:
     if status >= 400:
         reason = "http_5xx" if status >= 500 else "http_4xx"
         return RawOutcome(None, reason, status, elapsed(), body[:300].decode("utf-8", "replace"))
-    output, reason, detail = extract_output(body, spec.output)
+    kind = stream_kind(spec.stream, _header(headers, "content-type"), bool(_header(headers, VERCEL_HEADER)))
+    if kind is not None and cut and _framed(headers):
+        return RawOutcome(None, "stream_error", status, elapsed(),
+                          f"the {kind} stream was cut: the connection closed before its end ({len(body)} bytes in)")
+    if kind is not None:
+        output, reason, detail = extract_stream(body, kind, spec.select)
+    else:
+        output, reason, detail = extract_output(body, spec.output)
     return RawOutcome(output, reason, status, elapsed(), detail)
+
+
+def _header(headers: list, name: str) -> str:
+    return next((v for k, v in headers if k.lower() == name), "")
+
+
+def _framed(headers: list) -> bool:
+    """The body's end is marked (a length, or chunks), so a close before it is a cut; a body ended by the
+    close itself (HTTP/1.0 style) is whole when the connection closes."""
+    return bool(_header(headers, "content-length")) or "chunked" in _header(headers, "transfer-encoding").lower()
+
+
+def extract_stream(body: bytes, kind: str, select: str | None) -> tuple[str | None, str, str]:
+    """(output, reason, detail) of a 2xx streamed body: the assistant's text (gate/agent/streams.py), or
+    `stream_error` with the message of an error event the agent sent inside its 200."""
+    text, bad = decode_strict(body)
+    if text is None:
+        return None, "bad_output_encoding", bad
+    read = read_stream(text, kind, select)
+    if read.error is not None:
+        said = f"; its answer so far: {read.text[:200]!r}" if read.text else ""
+        return None, "stream_error", f"the {kind} stream reported an error: {read.error[:500]}{said}"
+    if not read.recognised:  # an empty stream, or one of a shape no extractor knows: said, never an empty pass
+        how = f"no event matched select {select}" if select else "no event carried text the built-in extractors know"
+        return None, "bad_output_shape", f"{read.events} {kind} event(s), {how}: {text[:200]!r} " \
+                                         "(set agent.invoke.http.select)"
+    if not read.text.isascii() and (bad := _surrogate_detail(read.text)):
+        return None, "bad_output_encoding", bad
+    return read.text, "ok", ""
 
 
 async def _read_capped(stream: asyncio.StreamReader) -> tuple[bytes, bool]:

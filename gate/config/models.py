@@ -17,6 +17,7 @@ from gate.config.pricing import Price, ShrinkConfig
 from gate.contracts import INVARIANTS
 from gate.contracts.base import InvariantBase, Regex, StrictModel
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
+from gate.templates import parse_path
 
 Stage = Literal["mutation", "chaos", "contract", "replay"]
 STAGES: tuple[str, ...] = ("mutation", "chaos", "contract", "replay")
@@ -129,6 +130,39 @@ class HttpInvoke(HttpRequestSpec):
                     "(e.g. a sidecar in front of it). Without this, a started agent's invoke URL must use "
                     "{{url}} or {{port}}: each instance listens on its own free port, so a fixed URL would "
                     "send every cell to one place, or to nothing.")
+    stream: Literal["auto", "sse", "ndjson", "off"] = Field(
+        default="auto",
+        description="How to read a streamed answer (docs/configuration.md#streamed-answers): auto (by the "
+                    "response's Content-Type: text/event-stream is sse, application/x-ndjson or jsonl is ndjson, "
+                    "else one JSON answer read with `output`), sse, ndjson, or off. A stream's answer is the "
+                    "assistant's text only; an error event inside a 200 fails the run (stream_error).")
+    select: str | None = Field(
+        default=None,
+        description="JSON path applied to each streamed event's JSON, the matches concatenated, for a stream "
+                    "shape the built-in extractors do not know, e.g. $.payload.token. Error events are "
+                    "still recognised.")
+
+    @field_validator("stream", mode="before")
+    @classmethod
+    def _stream_off_unquoted(cls, value):
+        """YAML reads an unquoted `off` as false: it means "off" here, as the user wrote it."""
+        return "off" if value is False else value
+
+    @field_validator("select")
+    @classmethod
+    def _select_is_a_path(cls, value):
+        if value is not None:
+            parse_path(value)  # a PathError is a ValueError: refused on its line
+        return value
+
+    @model_validator(mode="after")
+    def _stream_keys_agree(self):
+        if self.stream in ("sse", "ndjson") and self.output != "$":
+            raise ValueError(f"'output' reads one JSON answer, never a stream (stream: {self.stream}): drop it (the "
+                             "assistant's text is read from the events) or name the text with 'select'")
+        if self.stream == "off" and self.select is not None:
+            raise ValueError("'select' reads a stream's events, and 'stream: off' reads none: drop one")
+        return self
 
 
 class CommandInvoke(StrictModel):

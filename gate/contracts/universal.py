@@ -32,7 +32,7 @@ from gate.dialects import answers
 
 CANARY = re.compile(r"CANARY-[A-Z]{8}")
 CRASHED = frozenset({"agent_crash", "http_5xx", "connection_error", "bad_output_encoding", "bad_output_json",
-                     "bad_output_shape"})
+                     "bad_output_shape", "stream_error"})
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*at .+\(.+:\d+:\d+\)$|panicked at", re.MULTILINE)
 
 
