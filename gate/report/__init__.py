@@ -22,16 +22,16 @@ def _write_all(report: Report, out_dir: Path, names, redact) -> dict[str, Path]:
         out_dir.chmod(out_dir.stat().st_mode & ~0o022)
     paths = {"json": out_dir / names.json_, "junit": out_dir / names.junit, "markdown": out_dir / names.markdown}
     full, family = getattr(names, "full", False), junit.family_for(getattr(names, "junit_family", "auto"))
-    _atomic(paths["json"], lambda p: write_json(report, p, redact, full=full))  # streaming, compact rows
-    _atomic(paths["junit"], lambda p: junit.write(report, p, redact, family))
+    write_atomic(paths["json"], lambda p: write_json(report, p, redact, full=full))  # streaming, compact rows
+    write_atomic(paths["junit"], lambda p: junit.write(report, p, redact, family))
     summary = redact(markdown.render(report, limit=markdown.SUMMARY_LIMIT))
-    _atomic(paths["markdown"], lambda p: p.write_text(summary, encoding="utf-8"))
+    write_atomic(paths["markdown"], lambda p: p.write_text(summary, encoding="utf-8"))
     paths["html"] = out_dir / getattr(names, "html", "report.html")
-    _atomic(paths["html"], lambda p: p.write_text(redact(html.render(report)), encoding="utf-8"))  # beside summary.md
+    write_atomic(paths["html"], lambda p: p.write_text(redact(html.render(report)), encoding="utf-8"))  # beside summary.md
     return paths
 
 
-def _atomic(path: Path, write) -> None:
+def write_atomic(path: Path, write) -> None:
     """`write` a temporary file beside `path`, then rename it into place: a reader (or a crash) never
     sees half a report, and a file (or symlink) put there meanwhile is replaced, never written through.
     The temporary name is mkstemp's: made exclusively, so nothing can be planted under it beforehand."""

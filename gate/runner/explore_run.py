@@ -9,7 +9,6 @@ oracle (a pinned finding) gets the same baseline as its reference.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from gate.plan import Cell, select
 from gate.plan.cells import BASELINE
 from gate.plan.oracles import SCENARIO, explore_spec
 from gate.plan.shard import shard_of
+from gate.report import write_atomic
 from gate.report.model import ExploreSummary, Finding
 
 TRANSIENT = {k.kind for k in CATALOG if k.transient}
@@ -118,7 +118,9 @@ class Exploration:
         self.plan = self.shared or plan_points(ordered, self.spec, config.seed, deadline=config.agent.timeout,
                                                pinned=lambda point: point_key(point) in written)
         if self.discover is not None:  # discovery: the plan is the product; nothing is explored here
-            write_text_atomic(self.discover, dump_plan(self.plan, self.loaded.digest, config.seed))
+            text = dump_plan(self.plan, self.loaded.digest, config.seed)
+            self.discover.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.discover, lambda path: path.write_text(text, encoding="utf-8"))
             return rest
         texts = {i.id: i.text for i in config.inputs}
         added = cells_for(self.plan.points, config, texts, first_index=len(self.whole))
@@ -182,14 +184,6 @@ def _read_plan(path: Path, loaded: LoadedConfig) -> ExplorePlan:
         raise ConfigError(f"--explore-plan {path}: cannot read it ({exc.strerror}); write it with "
                           "`chaos-gate explore --discover FILE`") from None
     return load_plan(text, f"--explore-plan {path}", loaded.digest, loaded.config.seed)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
 
 
 def explore_summary(exploration: Exploration, results) -> ExploreSummary | None:
