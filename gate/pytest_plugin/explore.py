@@ -91,15 +91,13 @@ def run(item) -> None:
     finally:
         _restore(item, originals, current, base_run)
     _record(item, plan, outcomes)
-    lines = [_finding(item, spec, o) for o in outcomes if o.breaches]
     failed = [o for o in outcomes if o.breaches]
-    if failed:  # what the pass-rate summary says of this run (runs.py)
-        first = failed[0]
+    if failed:
+        first = failed[0]  # what the pass-rate summary says of this run (runs.py)
         base_run.explored_line = f"{len(failed)} of {len(outcomes)} explored fault point(s) failed, first " \
                                  f"{first.point.id} ({first.breaches[0][0]})"
-    if lines:
-        head = f"chaos-gate explore: {len(lines)} of {len(outcomes)} fault point(s) failed"
-        pytest.fail("\n\n".join([head, *lines]), pytrace=False)
+        head = f"chaos-gate explore: {len(failed)} of {len(outcomes)} fault point(s) failed"
+        pytest.fail("\n\n".join([head, *(_finding(item, spec, o) for o in failed)]), pytrace=False)
 
 
 def _call(item, funcargs) -> None:
