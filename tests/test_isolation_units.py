@@ -92,14 +92,14 @@ def test_githubs_files_lose_group_and_other_write(tmp_path):
 
 
 def test_report_files_are_replaced_whole(tmp_path):
-    from gate.report import _atomic
+    from gate.report import write_atomic
 
     target = tmp_path / "report.json"
     target.write_text("old")
     with pytest.raises(RuntimeError):
-        _atomic(target, lambda p: (p.write_text("half"), (_ for _ in ()).throw(RuntimeError("crash"))))
+        write_atomic(target, lambda p: (p.write_text("half"), (_ for _ in ()).throw(RuntimeError("crash"))))
     assert target.read_text() == "old" and not list(tmp_path.glob(".*.tmp"))
-    _atomic(target, lambda p: p.write_text("new"))
+    write_atomic(target, lambda p: p.write_text("new"))
     assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o644
 
 
