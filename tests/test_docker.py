@@ -85,11 +85,12 @@ def test_image_budget_and_cached_rebuild(action_image):
     assert result["added_mb"] <= 70, result
 
 
-def github_run(image: str, workspace: Path, files: Path, inputs: dict, extra: list[str] = (), env: dict = None):
-    """docker run as GitHub does for a container action."""
+def github_run(image: str, workspace: Path, files: Path, inputs: dict, extra: list[str] = (), env: dict = None,
+               engine: str = "/var/run/docker.sock"):
+    """docker run as GitHub does for a container action (`engine`: the socket mounted as the runner's)."""
     cmd = ["docker", "run", "--rm", "--workdir", "/github/workspace",
            "-v", f"{workspace}:/github/workspace", "-v", f"{files}:/github/file_commands",
-           "-v", "/var/run/docker.sock:/var/run/docker.sock",
+           "-v", f"{engine}:/var/run/docker.sock",
            "-e", "GITHUB_WORKSPACE=/github/workspace", "-e", "GITHUB_OUTPUT=/github/file_commands/output",
            "-e", "GITHUB_STEP_SUMMARY=/github/file_commands/summary.md",
            "-e", "GITHUB_EVENT_PATH=/github/file_commands/event.json", "-e", "GITHUB_REPOSITORY=acme/agent",
@@ -130,6 +131,8 @@ def test_action_image_runs_like_github(action_image, tmp_path):
     group = second.stdout.split("::group::chaos-gate run", 1)[1].split("::endgroup::", 1)[0]
     assert "chaos-gate: running " in group and " cells · " in group  # progress lines inside the group
     assert (workspace / "agent" / "chaos-gate-report" / "report.html").exists()
+    run = json.loads((workspace / "agent" / "chaos-gate-report" / "report.json").read_text())["run"]
+    assert "agents run as chaos-agent" in run["separation"], run  # the bundled example, separated in the image
     comments = list(github.comments.values())
     assert len(comments) == 1 and "chaos-gate: **FAIL**" in comments[0]["body"]  # created, then updated
 
@@ -161,3 +164,139 @@ def test_gate_in_container_reaches_a_sibling_agent_container(action_image, tmp_p
     # the orders service ran inside the action container, started by the gate
     assert (workspace / "agent" / "chaos-gate-report" / "logs" / "service-orders.log").exists()
     assert leftover_agents() == []
+
+
+# --- issue 41 in the built image: a hostile agent attacks the gate that runs it, the way GitHub runs it ---
+
+SECRET_NAME, SECRET = "DEPLOY_NOTE", "planted-image-secret-7171"  # not credential-named: never redacted
+DAEMON_MARK = "hostile-daemon-marker"
+HOSTILE_CONFIG = """\
+services:
+  - name: svc
+    command: [python3, agents/echo_service.py]
+    inherit_env: [DEPLOY_NOTE]
+    port_env: SVC_PORT
+agent:
+  network: proxy-only
+  start:
+    command: [python3, agents/hostile_agent.py]
+    env: {SECRET_NAME: DEPLOY_NOTE, GATE_FILE: /opt/chaos-gate/gate/__init__.py, DAEMON: "1", DAEMON_SLEEP: "2",
+          REPORT_DIR: /github/workspace/agent/chaos-gate-report, OUTPUT_FILE: /github/file_commands/output,
+          SUMMARY_FILE: /github/file_commands/summary.md, FORGE: "1", SERVICE_MARK: echo_service.py}
+  invoke:
+    http: {url: "{{url}}/chat", body: {input: "{{input}}"}, output: $.reply}
+  timeout: 10
+  offline: true
+inputs:
+  - {id: hello, text: "say hello"}
+mutation: {enabled: false}
+contract:
+  invariants:
+    - {id: thanks, type: contains, value: thank-you-very-much, severity: critical}
+"""
+PROBE = ("import socket; s = socket.socket(socket.AF_UNIX); s.connect('/var/run/docker.sock'); "
+         "s.sendall(b'GET /_ping HTTP/1.0\\r\\n\\r\\n'); print(s.recv(100).split(b'\\r\\n')[0].decode())")
+
+
+class SocketRelay:
+    """A unix socket that forwards to the engine's, owned by root:`gid` 0660: a runner whose docker group has the id
+    of the image's chaos-agent group (999, where `groupadd -r docker` often lands on a fresh host)."""
+
+    def __init__(self, path: Path, gid: int):
+        import socket
+        import threading
+
+        self.server = socket.socket(socket.AF_UNIX)
+        self.server.bind(str(path))
+        os.chown(path, 0, gid)
+        os.chmod(path, 0o660)
+        self.server.listen(8)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            engine = socket.socket(socket.AF_UNIX)
+            engine.connect("/var/run/docker.sock")
+            for a, b in ((client, engine), (engine, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(1)
+        except OSError:
+            pass
+
+    def close(self):
+        self.server.close()
+
+
+def test_hostile_agent_in_the_action_image_reaches_nothing(action_image, tmp_path):
+    """Issue 41's must-show in the image: the agent (chaos-agent) tries the gate's and a service's environ, the
+    gate's installation, memory, stdout and signals, forges GitHub's output, step summary and the reports, leaves a
+    setsid daemon and drives the mounted docker socket. Each is refused; the verdict and exit code are the gate's."""
+    gid = int(subprocess.run(["docker", "run", "--rm", "--entrypoint", "id", action_image, "-g", "chaos-agent"],
+                             capture_output=True, text=True, check=True).stdout)
+    relay_dir = tmp_path / "engine"
+    relay_dir.mkdir()
+    relay = SocketRelay(relay_dir / "docker.sock", gid)
+    engine = str(relay_dir / "docker.sock")
+    workspace, files = tmp_path / "ws", tmp_path / "files"
+    (workspace / "agent" / "agents").mkdir(parents=True)
+    for name in ("hostile_agent.py", "echo_service.py"):
+        shutil.copy(ROOT / "tests" / "agents" / name, workspace / "agent" / "agents" / name)
+    shutil.copy(ROOT / "tests" / "httpkit.py", workspace / "agent" / "httpkit.py")
+    (workspace / "agent" / "gate.yaml").write_text(HOSTILE_CONFIG)
+    files.mkdir(mode=0o777)
+    files.chmod(0o777)  # as loose as a runner could leave them: the gate takes write away before the agent starts
+    for name in ("output", "summary.md"):
+        (files / name).touch(mode=0o666)
+        (files / name).chmod(0o666)
+    (files / "event.json").write_text("{}")
+    try:
+        # the attack is real: without the gate, chaos-agent reaches this socket through its group
+        undefended = subprocess.run(["docker", "run", "--rm", "--user", "chaos-agent", "-v",
+                                     f"{engine}:/var/run/docker.sock", "--entrypoint",
+                                     "python3", action_image, "-c", PROBE], capture_output=True, text=True)
+        assert undefended.stdout.startswith("HTTP/1.0 200"), undefended.stdout + undefended.stderr
+        run = github_run(action_image, workspace, files, {"config": "gate.yaml", "working-directory": "agent",
+                                                          "github-token": "ghs_app_token", "comment": "false"},
+                         ["--network", "none"], {SECRET_NAME: SECRET, "GITHUB_TOKEN": "ghs_app_token"}, engine)
+    finally:
+        relay.close()
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]  # the gate's FAIL, not the agent's PASS
+    out_dir = workspace / "agent" / "chaos-gate-report"
+    report = json.loads((out_dir / "report.json").read_text())
+    logs = "".join(p.read_text() for p in (out_dir / "logs").glob("agent-*.log"))
+    line = [x for x in logs.splitlines() if x.startswith("attacks: ")]
+    assert line, logs[-2000:]
+    found = json.loads(line[-1].removeprefix("attacks: "))
+    assert found["uid"] == gid and "agents run as chaos-agent" in report["run"]["separation"], (found, report["run"])
+    assert "services run as chaos-service" in report["run"]["separation"]
+    assert "docker socket" not in report["run"]["separation"]  # taken out of reach, not left and noted
+    # a container action has no CAP_SYS_ADMIN for a network namespace: the report says so, never a silent pass
+    assert "proxy-only could not make a network namespace" in report["run"]["separation"], report["run"]
+    assert "GOT" not in json.dumps(found) and "denied" in found["environ"], found
+    for attack in ("service", "tamper", "outputs", "fd", "signal", "docker"):
+        assert found[attack].startswith("denied"), (attack, found)
+    assert found["mem"].count("denied:") == 2 and found["forge"].count("denied:") == 4, found
+    texts = [run.stdout, run.stderr] + [p.read_text(errors="replace") for p in (*workspace.rglob("*"), *files.rglob("*"))
+                                        if p.is_file()]
+    assert not any(SECRET in text for text in texts)
+    assert report["verdict"]["verdict"] == "fail" and not (out_dir / "forged.txt").exists()
+    assert any(DAEMON_MARK in cmd for cmd in report["run"]["left_running"]), report["run"]
+    outputs = (files / "output").read_text().splitlines()
+    assert [x for x in outputs if x.startswith("verdict=")] == ["verdict=fail"], outputs
+    assert len([x for x in outputs if x.startswith("score=")]) == 1 and "score=100.00" not in outputs, outputs
+    summary = (files / "summary.md").read_text()
+    assert "chaos-gate: **FAIL**" in summary and "PASS** (forged)" not in summary and "<!--\n" not in summary
+    assert all((p.stat().st_mode & 0o022) == 0 for p in (files, files / "output", files / "summary.md"))

@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from gate.agent import dilation
+from gate.agent import dilation, netns, separation
 from gate.agent.environment import agent_environment
 from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
 from gate.report.log_tail import with_log_tail
@@ -99,7 +99,9 @@ class AgentInstance:
             self.port = free_port()
             cwd = (self.base_dir / start.cwd) if start.cwd else self.base_dir
             self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path,
-                                        user=self.spec.user, configured=frozenset(start.env))
+                                        user=self.spec.user, configured=frozenset(start.env),
+                                        network=self.spec.network, port=self.port,
+                                        proxy_ports=tuple(netns.gate_ports(self.extra_env)))
             self.process.spawn()
         url = render(start.ready.url, self._ctx()) if start.ready.url else None
         if url is None and start.ready.log is None and self.spec.invoke.http is not None:
@@ -114,6 +116,8 @@ class AgentInstance:
     async def _spawn_container(self, spec) -> None:
         from gate.agent.container import ContainerAgent, docker_client, image_for, placement
 
+        if self.spec.network != "host":
+            separation.note("agent.network: proxy-only is not applied to a docker agent: it is on docker's network")
         client = await asyncio.to_thread(docker_client)
         where = await asyncio.to_thread(placement, client)
         image = await image_for(client, spec, self.base_dir)
@@ -147,6 +151,9 @@ class AgentInstance:
         deadline = self.spec.timeout
         if self.spec.invoke.command is not None:
             cmd = self.spec.invoke.command
+            if self.spec.network != "host":
+                separation.note("agent.network: proxy-only is not applied to a command invocation: it shares the "
+                                "gate's network")
             cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
             env = self._env(invoke_env=render(cmd.env, self._ctx(**ctx)))
             return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock(), self.spec.user)

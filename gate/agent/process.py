@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from gate.agent import reaper, separation
+from gate.agent import netns, reaper, separation
 from gate.errors import HarnessError
 from gate.transport import WireClient, WireError
 
@@ -73,11 +73,14 @@ class AgentProcess:
     the process runs as that user when the gate can; `configured` names the variables the config set itself."""
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path,
-                 user: str = "off", configured: frozenset[str] = frozenset(), what: str = "agent"):
+                 user: str = "off", configured: frozenset[str] = frozenset(), what: str = "agent",
+                 network: str = "host", proxy_ports: tuple[int, ...] = (), port: int | None = None):
         self.argv, self.cwd, self.env, self.log_path = argv, cwd, env, log_path
         self.user, self.configured, self.what = user, configured, what
+        self.network, self.proxy_ports, self.port = network, proxy_ports, port
         self.identity: separation.Identity | None = None
         self.proc: subprocess.Popen | None = None
+        self.namespace: netns.Namespace | None = None
 
     def _separate(self) -> dict[str, str]:
         """The environment to start with, as the user agent.user names (AgentStartError if it cannot)."""
@@ -87,14 +90,37 @@ class AgentProcess:
             raise AgentStartError(str(exc)) from None
         return separation.as_user(self.env, self.identity, dict.fromkeys(self.configured, ""))
 
+    def _isolated(self) -> tuple[list[str], dict, tuple[int, ...]]:
+        """(argv, Popen's user arguments, descriptors to pass): in a namespace of its own under proxy-only."""
+        user = self.identity.popen() if self.identity else {}
+        if self.network != "proxy-only":
+            return self.argv, user, ()
+        try:
+            self.namespace = netns.Namespace(list(self.proxy_ports), self.port)
+            drop = self.identity.setpriv() if self.identity else []
+        except (netns.Unavailable, separation.Unreachable) as exc:
+            if self.namespace is not None:
+                self.namespace.close()
+                self.namespace = None
+            separation.note(str(exc))
+            return self.argv, user, ()
+        separation.note(f"{self.what}s run in a network namespace of their own where only the gate's proxy is "
+                        "reachable", enforced=True)  # no port in it: one line for every worker
+        if self.identity is None:
+            separation.note(f"agent.network: proxy-only does not hold: the {self.what} runs as the gate's own user "
+                            "(root), which can leave its network namespace")
+        argv, fds = self.namespace.wrap([*drop, *self.argv])
+        return argv, {}, fds
+
     def spawn(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = self._separate()
+        argv, user, fds = self._isolated()
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child's stdout: handed to Popen, closed in `finally`
         try:
             self.proc = subprocess.Popen(
-                self.argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, **(self.identity.popen() if self.identity else {}))
+                argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, pass_fds=fds, **user)
         except OSError as exc:
             raise AgentStartError(f"agent command {shlex.join(self.argv)!r} could not start: {exc}"
                                   f"{separation.explain(str(exc), self.identity)}") from None
@@ -146,3 +172,6 @@ class AgentProcess:
     def stop(self) -> None:
         if self.proc is not None:
             reaper.kill_group(self.proc.pid)
+        if self.namespace is not None:
+            self.namespace.close()
+            self.namespace = None

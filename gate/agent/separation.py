@@ -13,7 +13,9 @@ agent runs as the gate's own user and the report says so in one line (`run.separ
 user named explicitly never falls back: the start fails naming the path and the fix.
 
 Popen's own `user`/`group`/`extra_groups` do the switch (no hand-written setuid), so
-this module only decides, prepares directories and explains failures.
+this module only decides, prepares directories and explains failures. Each user it makes is
+checked against the docker socket first (gate/agent/docker_socket.py): the engine is root on
+the machine, so a socket that user could connect to is taken away or reported.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from gate.agent import docker_socket
 
 DEFAULT_USERS = {"agent": "chaos-agent", "service": "chaos-service"}  # apart: the agent reads no service's /proc
 NOBODY = 65534
@@ -99,6 +103,11 @@ def summary() -> str | None:
     return "; ".join(parts) if parts else None
 
 
+def note(line: str, enforced: bool = False) -> None:
+    """Another line for `summary` (agent.network's, gate/agent/netns.py): what holds, or what does not."""
+    _state["enforced" if enforced else "notes"].add(line)
+
+
 def uids() -> frozenset[int]:
     """The users the run's processes were started as (never root)."""
     return frozenset(who.uid for who in _state["identities"].values() if who.uid != 0)
@@ -149,6 +158,9 @@ def identity_for(setting: str, what: str = "agent") -> Identity | None:
             raise Unreachable(f"agent.user: {setting}: no such user on this machine; create it "
                               "(useradd --system) or set `agent.user: auto` or `off`") from None
         _state["identities"][setting, what] = Identity(name, uid, gid, *_private_dirs(uid, gid))
+        exposed = docker_socket.guard(name, uid, gid)  # before it starts: the engine is root on the host
+        if exposed:
+            _state["notes"].add(exposed)
     return _state["identities"][setting, what]
 
 

@@ -221,6 +221,13 @@ class AgentConfig(StrictModel):
                     "else nobody, when its directory and program are readable by that user; otherwise the gate's own "
                     "user, noted in the report), a user name (never falls back), or off (the gate's own user).")
 
+    network: Literal["host", "proxy-only"] = Field(
+        default="host",
+        description="proxy-only (Linux, the gate as root): the started agent runs in a network namespace of its own "
+                    "where only the gate's proxy is reachable, so a call around the proxy (straight to a service's "
+                    "port) is refused rather than unseen; where that cannot be set up the report says so in one "
+                    "line. host: the gate's network.")
+
     @field_validator("instrument", "user", mode="before")
     @classmethod
     def _off_unquoted(cls, value):

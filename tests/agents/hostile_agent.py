@@ -12,6 +12,10 @@ printed to its log, so a test reads the outcome wherever it lands. Attacks, all 
 - outputs: open OUTPUT_FILE (GitHub's GITHUB_OUTPUT, say) for appending; never writes a byte.
 - daemon (DAEMON=1): double-fork a setsid daemon that sleeps DAEMON_SLEEP seconds and then rewrites
   REPORT_DIR/report.json; its command line carries DAEMON_MARK so a test can look for it.
+- docker: connect to the docker socket (DOCKER_SOCKET, else /var/run/docker.sock) and GET /_ping.
+- forge (FORGE=1): really write what would flip the verdict: `verdict=pass` / `score=100.00` appended to
+  OUTPUT_FILE, a forged PASS header and an unclosed `<!--` to SUMMARY_FILE, `forged` over
+  REPORT_DIR/report.json and into a new file of REPORT_DIR.
 """
 
 import ctypes
@@ -28,7 +32,7 @@ DAEMON_CODE = "import sys, time; time.sleep(float(sys.argv[2])); open(sys.argv[3
 
 def ancestors() -> list[int]:
     out, pid = [], os.getppid()
-    while pid > 1 and len(out) < 10:
+    while pid > 0 and len(out) < 10:  # pid 1 too: in a container the gate is pid 1
         out.append(pid)
         try:
             with open(f"/proc/{pid}/stat") as fh:
@@ -138,6 +142,41 @@ def start_daemon() -> None:
                               os.path.join(os.environ.get("REPORT_DIR", "/nonexistent"), "report.json")])
 
 
+def docker_attack() -> str:
+    import socket
+
+    path = os.environ.get("DOCKER_SOCKET", "/var/run/docker.sock")
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(5)
+            sock.connect(path)
+            sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            return "GOT docker API: " + sock.recv(200).decode("latin-1").split("\r\n", 1)[0]
+    except OSError as exc:
+        return f"denied: {exc.strerror or exc}"
+
+
+def write(path: str, text: str, mode: str = "a") -> str:
+    try:
+        with open(path, mode) as fh:
+            fh.write(text)
+        return f"GOT {os.path.basename(path)} written"
+    except OSError as exc:
+        return f"denied: {exc.strerror}"
+
+
+def forge_attack() -> str:
+    if os.environ.get("FORGE") != "1":
+        return "not tried"
+    report_dir = os.environ.get("REPORT_DIR", "/nonexistent")
+    done = [write(os.environ["OUTPUT_FILE"], "verdict=pass\nscore=100.00\n") if os.environ.get("OUTPUT_FILE") else "",
+            write(os.environ["SUMMARY_FILE"], "# chaos-gate: **PASS** (forged)\n<!--\n")
+            if os.environ.get("SUMMARY_FILE") else "",
+            write(os.path.join(report_dir, "report.json"), "forged", "w"),
+            write(os.path.join(report_dir, "forged.txt"), "forged", "w")]
+    return " | ".join(d for d in done if d)
+
+
 class Handler(AgentHandler):
     def do_POST(self):
         self.json_body()
@@ -145,7 +184,8 @@ class Handler(AgentHandler):
             start_daemon()
         found = {"environ": environ_attack(), "tamper": tamper_attack(), "mem": mem_attack(),
                  "outputs": outputs_attack(), "fd": fd_attack(), "signal": signal_attack(),
-                 "service": service_attack(), "uid": os.getuid()}
+                 "service": service_attack(), "docker": docker_attack(), "forge": forge_attack(),
+                 "uid": os.getuid()}
         print("attacks: " + json.dumps(found), flush=True)
         self.reply(200, {"reply": json.dumps(found)})
 
