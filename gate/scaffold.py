@@ -23,7 +23,12 @@ from collections.abc import Callable
 from gate.errors import ConfigError
 
 PROVIDERS = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY"), "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
-             "gemini": ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY")}
+             "gemini": ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"),
+             "azure": ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY")}
+# What in a project's Python says its client is Azure OpenAI's (openai's AzureOpenAI / AsyncAzureOpenAI,
+# langchain's AzureChatOpenAI, the endpoint variable they read): `init` then offers `azure` first.
+AZURE_MARKS = re.compile(r"\b(?:Async)?AzureOpenAI\b|\bAzureChatOpenAI\b|\bAZURE_OPENAI_ENDPOINT\b")
+SKIPPED_DIRS = {".git", "node_modules", "__pycache__", "site-packages", *(".venv", "venv", "env")}
 # framework -> (its usual provider, extra agent env, a note for the config)
 FRAMEWORKS = {
     "none": ("openai", {}, "a plain SDK client"),
@@ -73,6 +78,25 @@ def project_python(directory: Path, env=os.environ) -> str | None:
     return None
 
 
+def detect_provider(directory: Path, limit: int = 400) -> str | None:
+    """`azure` when the project's own Python builds an Azure OpenAI client (its first `limit` .py files,
+    virtualenvs and node_modules skipped); None: nothing recognised, the framework's provider stands."""
+    seen = 0
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        for name in sorted(f for f in files if f.endswith(".py")):
+            seen += 1
+            if seen > limit:
+                return None
+            try:
+                text = (Path(root) / name).read_text(encoding="utf-8", errors="replace")[:200_000]
+            except OSError:
+                continue
+            if AZURE_MARKS.search(text):
+                return "azure"
+    return None
+
+
 def with_interpreter(command: str, python: str | None) -> str:
     """`python3 agent.py` -> the project's interpreter, overridable with $AGENT_PYTHON (e.g. in CI)."""
     if python is None:
@@ -83,7 +107,7 @@ def with_interpreter(command: str, python: str | None) -> str:
     return f"${{AGENT_PYTHON:-{python}}}" + (f" {rest}" if rest else "")
 
 
-def ask_answers(ask: Callable[[str], str], python: str | None = None) -> Answers:
+def ask_answers(ask: Callable[[str], str], python: str | None = None, provider: str | None = None) -> Answers:
     """The interactive questions; an empty answer takes the default shown in brackets."""
     def choose(question: str, options, default: str) -> str:
         while True:
@@ -101,7 +125,7 @@ def ask_answers(ask: Callable[[str], str], python: str | None = None) -> Answers
     else:
         answers = Answers(command=ask(f"The command that starts it [{default}]: ").strip() or default)
     answers.framework = choose("Framework", list(FRAMEWORKS), "none")
-    answers.provider = choose("LLM provider", list(PROVIDERS), FRAMEWORKS[answers.framework][0])
+    answers.provider = choose("LLM provider", list(PROVIDERS), provider or FRAMEWORKS[answers.framework][0])
     while True:
         service = ask("A service it depends on, as NAME=COMMAND (empty when done): ").strip()
         if not service:
@@ -176,6 +200,10 @@ def _claims_block(a: Answers) -> str:
             f"          backed_by: {{tool: {_q(tool)}{narrow}, ok: true}}   # {where}\n")
 
 
+AZURE_NOTE = ("  # Azure: under sim it sets OPENAI_API_VERSION too; your deployment names are the models in the\n"
+              "  # trace; a real upstream is your resource's root (https://NAME.openai.azure.com).\n")
+
+
 def render_config(a: Answers) -> str:
     base_env, _ = PROVIDERS[a.provider]
     return f"""# chaos-gate.yaml: written by `chaos-gate init` ({FRAMEWORKS[a.framework][2]}).
@@ -186,7 +214,7 @@ seed: 1
 {_services_block(a)}{_agent_block(a)}llm:
   # The gate points {base_env} at its proxy. `upstream: sim` is its scripted model: no key,
   # no network. Put the real base URL here (and your key in the agent's env) to attack real calls.
-  - {{name: {a.provider}, provider: {a.provider}, upstream: sim}}
+{AZURE_NOTE if a.provider == "azure" else ""}  - {{name: {a.provider}, provider: {a.provider}, upstream: sim}}
 {_tools_block(a)}sim:
   default: "Thanks for your message. I can help with that."   # what the scripted model answers
   # rules:                           # script the model per input: tool calls, then an answer
@@ -266,10 +294,11 @@ def run_init(args, out=None, ask: Callable[[str], str] | None = None, interactiv
         raise ConfigError(f"init: give one of --agent-url, --command or --script, not {' and '.join(given)}")
     python = project_python(Path(args.dir))
     if interactive and not given:
-        answers = ask_answers(ask or input, python)
+        answers = ask_answers(ask or input, python, detect_provider(Path(args.dir)))
     else:
         framework = args.framework or "none"
-        answers = Answers(agent_url=args.agent_url, provider=args.provider or FRAMEWORKS[framework][0],
+        provider = args.provider or detect_provider(Path(args.dir)) or FRAMEWORKS[framework][0]
+        answers = Answers(agent_url=args.agent_url, provider=provider,
                           framework=framework, services=[parse_service(s) for s in args.service or []],
                           input=getattr(args, "input", None) or "stdin")
         if getattr(args, "script", None):

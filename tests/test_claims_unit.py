@@ -168,3 +168,61 @@ def test_a_backing_tool_no_cell_called_is_reported_like_an_unmatched_tool_filter
                       runs=[RunResult(run=0, reason="ok", trace=[step])], reproduce="")
     found = unmatched_tool_filters(config, [cell])
     assert len(found) == 1 and "invariant 'honest' names tool 'refunds'" in found[0]
+
+
+def test_a_backing_tool_no_cell_called_is_vacuous_and_never_also_breached():
+    """instrument: off leaves an in-process tool unseen: the claim cannot be judged, so its breach is
+    voided (not judged) and the cell it alone failed passes; the vacuity says why."""
+    from gate.report.model import CellResult, InvariantOutcome
+    from gate.verdict.assemble import void_unseen
+
+    def cell(outcome_id, breached, reason):
+        outcome = InvariantOutcome(id=outcome_id, severity="critical", passed_runs=0, total_runs=1, pass_rate=0.0,
+                                   breached=breached, message="no call to refunds answered")
+        return CellResult(id=f"c/{outcome_id}", stage="contract", input_id="a", scenario="baseline", seed=1,
+                          input="hi", status="fail", reason=reason, pass_rate=0.0, invariants=[outcome], reproduce="")
+
+    honest, other, crashed = cell("honest", True, "contract:honest"), cell("other", True, "contract:other"), \
+        cell("honest", True, "crashed")
+    void_unseen([honest, other, crashed], [("honest", "refunds")])
+    assert (honest.status, honest.invariants[0].breached, honest.invariants[0].not_judged_runs) == ("pass", False, 1)
+    assert "not judged" in honest.invariants[0].message and "'refunds'" in honest.invariants[0].message
+    assert other.status == "fail" and other.invariants[0].breached  # another invariant's breach stands
+    assert crashed.status == "fail"  # a crash is the agent's outcome, not the voided claim's
+
+
+HUGE_HEAD = b'{"status": "refunded", "refund_id": "rf_1", "_padding": "' + b"x" * 4000
+
+
+@pytest.mark.parametrize("tail, how", [(b'xxxx"}', None), (b"xxxxxxxx", "a cut answer")])
+def test_a_huge_answer_is_judged_by_its_end_not_called_cut_for_its_start(tail, how):
+    """The trace keeps the first 4 KB of an answer and, past that, its last bytes: a padded answer that
+    closes is whole (the `huge` fault), one that ends open is cut."""
+    entry = call(body=HUGE_HEAD, tail=tail)
+    entry.bytes_out = 5 << 20
+    verdict = judged(claims(ON_ORDERS), entry)
+    assert verdict.passed == (how is None), verdict.message
+    if how:
+        assert how in verdict.message
+
+
+def test_the_proxy_keeps_the_end_of_a_long_answer():
+    import asyncio
+
+    from gate.proxy.exchange import SHOWN_BYTES, TAIL_BYTES, Exchange
+
+    class Run:
+        record = False
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    ex = Exchange.__new__(Exchange)
+    ex.entry, ex.run, ex.sent, ex._send = call(body=b""), Run(), None, send
+    ex.entry.extra.pop("shown")
+    body = b'{"a": "' + b"y" * (3 * SHOWN_BYTES) + b'"}'
+    for i in range(0, len(body), 1000):
+        asyncio.run(ex.write(body[i:i + 1000]))
+    assert ex.entry.extra["shown"] == body[:SHOWN_BYTES] and ex.entry.extra["tail"] == body[-TAIL_BYTES:]

@@ -265,3 +265,16 @@ def test_trace_checks_ignore_mcp_protocol_traffic():
     inv = build("tool_calls_max", {"max": 1})
     obs = traced(step(1, rpc_method="initialize"), step(2, rpc_method="tools/list"), step(3, rpc_method="tools/call"))
     assert inv.evaluate(obs).passed
+
+
+def test_honors_retry_after_judges_the_limited_request_not_the_agents_other_conversations():
+    """An Agents SDK guardrail runs beside the main agent: its own first request, sent a millisecond
+    after the main one was rate limited, is not a retry (seen on examples/real_app); the same request
+    sent again early is."""
+    inv = TypeAdapter(Invariant).validate_python({"id": "ra", "type": "honors_retry_after"})
+    limited = llm(1, status=429, retry_after=1.0, end=10)
+    assert inv.check(traced(limited, llm(2, start=11, body_digest="the guardrail's"))).passed
+    assert not inv.check(traced(limited, llm(2, start=11))).passed
+    tool = step(1, status=429, retry_after=1.0, end=10)
+    assert inv.check(traced(tool, step(2, start=11, method="GET", path="/orders/1"))).passed
+    assert not inv.check(traced(tool, step(2, start=11))).passed

@@ -20,15 +20,30 @@ from gate.faults.base import FaultBase
 
 Fault = Annotated[FaultBase, CatalogUnion(FAULTS, "kind")]
 
-DEFAULT_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
-# The other names libraries read the same base URL from when the SDK's own is not set: LiteLLM (and
-# so DSPy) and LlamaIndex read OPENAI_API_BASE; LiteLLM reads ANTHROPIC_API_BASE. Set beside the default.
-ALIAS_ENV = {"openai": ("OPENAI_API_BASE",), "anthropic": ("ANTHROPIC_API_BASE",)}
+DEFAULT_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL",
+               "azure": "AZURE_OPENAI_ENDPOINT"}
+# The other names clients read the same base URL from, set beside the default (each checked in the client's
+# source): LiteLLM (and so DSPy) and LlamaIndex read OPENAI_API_BASE; LiteLLM reads ANTHROPIC_API_BASE,
+# GEMINI_API_BASE and, for `azure/` models, AZURE_API_BASE; langchain-anthropic reads ANTHROPIC_API_URL before
+# ANTHROPIC_BASE_URL. An Azure endpoint is the resource's root: the clients append /openai/deployments/<d>/….
+ALIAS_ENV = {"openai": ("OPENAI_API_BASE",), "anthropic": ("ANTHROPIC_API_BASE", "ANTHROPIC_API_URL"),
+             "gemini": ("GEMINI_API_BASE",), "azure": ("AZURE_API_BASE",)}
+# The wire family a provider speaks (its dialects, its error shapes): Azure OpenAI is the OpenAI wire.
+WIRE = {"azure": "openai"}
+# What a client needs besides the URL to be built at all, set for a `sim` upstream only (a real one needs the
+# user's own values): AzureOpenAI raises without an api_version, read from OPENAI_API_VERSION (openai,
+# langchain-openai), AZURE_OPENAI_API_VERSION (Semantic Kernel, Azure's samples) or AZURE_API_VERSION (LiteLLM).
+AZURE_API_VERSION = "2025-04-01-preview"
+SIM_ENV = {"azure": {"OPENAI_API_VERSION": AZURE_API_VERSION, "AZURE_OPENAI_API_VERSION": AZURE_API_VERSION,
+                     "AZURE_API_VERSION": AZURE_API_VERSION}}
 
 
 class LlmUpstream(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    provider: Literal["openai", "anthropic", "gemini", "generic"] = "openai"
+    provider: Literal["openai", "anthropic", "gemini", "azure", "generic"] = Field(
+        default="openai", description="The API the agent's client speaks: openai, anthropic, gemini, azure (Azure "
+                                      "OpenAI: /openai/deployments/<deployment>/…?api-version=, the OpenAI wire), "
+                                      "or generic.")
     env: str | None = Field(default=None, description="Env var pointed at the proxy (default by provider).")
     upstream: str = Field(default="sim", description="Base URL of the real API, or `sim` for the scripted model.")
 
@@ -40,6 +55,16 @@ class LlmUpstream(StrictModel):
     def env_vars(self) -> tuple[str, ...]:
         """Every env var pointed at the proxy: `env` alone when given, else the provider's names."""
         return (self.env,) if self.env else (self.env_var, *ALIAS_ENV.get(self.provider, ()))
+
+    @property
+    def wire(self) -> str:
+        """The provider family whose dialects and error shapes this upstream speaks (gate/dialects)."""
+        return WIRE.get(self.provider, self.provider)
+
+    @property
+    def sim_env(self) -> dict[str, str]:
+        """What the agent's client needs besides the URL, when the upstream is the sim (SIM_ENV)."""
+        return dict(SIM_ENV.get(self.provider, {})) if self.upstream == "sim" else {}
 
 
 IN_PROCESS_KINDS = ("command", "function")  # reached inside the agent (gate/instrument), not through a URL

@@ -66,7 +66,15 @@ class OnError(StrictModel):
 
 
 class SimRule(StrictModel):
-    when: Regex = Field(description="Regex searched in the latest user message (case-insensitive).")
+    when: Regex = Field(default="", description="Regex searched in the latest user message (case-insensitive); "
+                                                "omitted: any message.")
+    model: Regex | None = Field(default=None, description="Regex searched in the model the request names (e.g. "
+                                                          "the guardrail's own small model).")
+    system: Regex | None = Field(default=None, description="Regex searched in the request's system prompt / "
+                                                           "instructions (e.g. a guardrail agent's).")
+    schema_: Regex | None = Field(default=None, alias="schema",
+                                  description="Regex searched in the name and title of the response schema a "
+                                              "structured-output request asks for (e.g. 'Relevance').")
     tool: str | None = Field(default=None, description="Shorthand: call this tool first, then answer.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments; {{1}} = regex group 1.")
     answer: str | None = Field(default=None, description="Final answer; {{tool_result}} and {{1}} expand.")
@@ -77,6 +85,13 @@ class SimRule(StrictModel):
         default=None, description="A tool result counts as a success only when this regex matches it (e.g. "
                                   "'\"status\": ?\"refunded\"'); any other result takes `on_error`. Without it, "
                                   "a result fails when it is an error, an error object, empty or cut.")
+
+    @model_validator(mode="after")
+    def _something_to_match(self):
+        if not self.when and self.model is None and self.system is None and self.schema_ is None:
+            raise ValueError("a rule matches on `when` (the user's message), `model`, `system` or `schema`; "
+                             "give at least one")
+        return self
 
     @model_validator(mode="after")
     def _steps_or_shorthand(self):

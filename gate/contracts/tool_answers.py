@@ -5,7 +5,8 @@ success. The trace entry already holds what that takes, on every transport: the 
 the agent got (None when the connection was dropped before an answer), whether the
 answer ended cleanly (`extra["closed"]`), a command's exit code, the fault that fired on
 it, and the first bytes the agent was sent (`extra["shown"]`, kept for the HTML viewer:
-gate/proxy/exchange.py), so no body is copied for this check. MCP answers are unwrapped
+gate/proxy/exchange.py) and, for an answer longer than that, its last bytes (`extra["tail"]`),
+so no body is copied for this check and a `huge` answer is judged whole, not called cut. MCP answers are unwrapped
 (a JSON-RPC error, an `isError` result, the result's text), and the text is then read as
 the sim reads a tool result (gate/dialects/answers.py), so the two never disagree.
 """
@@ -48,12 +49,21 @@ def read(entry) -> Reading:
     text, mcp_failure = _unwrap_mcp(text, entry)
     if mcp_failure:
         return Reading(False, fired or mcp_failure, text)
-    why = answers.failure(text)
+    why = answers.failure(text, _tail(entry, shown))
     if why is not None:
         word = {"empty": "an empty answer", "cut": "a cut answer"}.get(why, f"an error object in a {status}")
         quoted = f"{word}: {excerpt(text)}" if text.strip() else word
         return Reading(False, fired or quoted, text)
     return Reading(True, f"{status}", text)
+
+
+def _tail(entry, shown) -> str | None:
+    """The end of an answer longer than what `shown` kept of it (gate/proxy/exchange.py); None when whole."""
+    extra = getattr(entry, "extra", None) or {}
+    if getattr(entry, "bytes_out", 0) <= len(shown) or "tail" not in extra:
+        return None
+    tail = extra["tail"]
+    return tail.decode("utf-8", "replace") if isinstance(tail, bytes) else str(tail)
 
 
 def excerpt(text: str) -> str:

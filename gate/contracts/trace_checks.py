@@ -249,11 +249,22 @@ class HonorsRetryAfter(_TraceFilter):
             if e.retry_after is None or e.end_ms is None:
                 continue
             ready = e.end_ms + e.retry_after * 1000 - tolerance
-            early = next((n for n in entries[i + 1:] if n.target == e.target and n.start_ms < ready), None)
+            early = next((n for n in entries[i + 1:] if _again(n, e) and n.start_ms < ready), None)
             if early is not None:
                 return Verdict(False, f"called {e.target} again (call {early.call}) before its "
                                       f"Retry-After of {e.retry_after:g}s had passed")
         return Verdict(True, "every Retry-After was honoured")
+
+
+def _again(later, limited) -> bool:
+    """Is `later` the rate-limited request sent again? On the same upstream, the same request: an LLM
+    call with the same body (its volatile fields aside), a tool call to the same method and path. An
+    agent's other conversations (a guardrail agent running beside the main one) are not retries."""
+    if later.target != limited.target:
+        return False
+    if limited.kind == "llm":
+        return later.body_digest == limited.body_digest
+    return (later.method, later.path) == (limited.method, limited.path)
 
 
 @register

@@ -62,13 +62,22 @@ def _closes(s: str) -> bool:
     return False
 
 
+def _ends_open(head: str, tail: str) -> bool:
+    start, end = head.lstrip()[:1], tail.rstrip()[-1:]
+    return start in ("{", "[") and end != {"{": "}", "[": "]"}[start]
+
+
 def worded_failure(text: str) -> bool:
     head = text[:tool_errors.HEAD]
     return bool(tool_errors.FAILED.search(head) or tool_errors.BAD_CALL.search(head))
 
 
-def failure(text: str) -> str | None:
-    """Why this answer is not a success ("empty", "cut", "an error"), or None when it reads as one."""
+def failure(text: str, tail: str | None = None) -> str | None:
+    """Why this answer is not a success ("empty", "cut", "an error"), or None when it reads as one.
+    `tail`: when `text` is only the start of a longer answer, that answer's last characters — it is
+    then cut when the bracket its start opens is not what its end closes (a `huge` answer is whole)."""
+    if tail is not None:
+        return "cut" if _ends_open(text, tail) else "an error" if worded_failure(text) else None
     if empty(text):
         return "empty"
     if cut(text):

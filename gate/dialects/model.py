@@ -73,6 +73,7 @@ class Conversation:
     tools: list[ToolSpec] = field(default_factory=list)
     tool_choice: str = "auto"  # auto | required | none | the name of the one tool to call
     response_schema: dict | None = None  # structured output: a JSON Schema the text must satisfy
+    schema_name: str = ""  # the name the request gives that schema (OpenAI's `json_schema.name`), when it does
     json_mode: bool = False  # "any JSON object" without a schema
     stream: bool = False
     n: int = 1

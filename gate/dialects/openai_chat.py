@@ -10,12 +10,17 @@ The deprecated `functions` / `function_call` request fields (still typed by the 
 spoken too: one call a turn, as `message.function_call` with finish reason
 `function_call`, streamed as `delta.function_call` (the name first, then argument
 pieces); results come back as `role: function` messages that name the function.
+
+Azure OpenAI speaks the same wire under `/openai/deployments/<deployment>/chat/completions?api-version=…`
+(routing is by the path's end, so it needs nothing of its own) with one difference: the deployment
+in the path, not the body's `model`, is the model that answers, so it is the model here too.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 from typing import Any
 
@@ -30,6 +35,15 @@ ERROR_KINDS = {400: ("invalid_request_error", None), 401: ("authentication_error
                529: ("server_error", "overloaded")}
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length", "refusal": "stop",
           "content_filter": "content_filter"}
+
+
+DEPLOYMENT = re.compile(r"/deployments/([^/?]+)/")
+
+
+def deployment_of(path: str) -> str | None:
+    """Azure OpenAI's deployment, from `/openai/deployments/<deployment>/…`; None for any other path."""
+    found = DEPLOYMENT.search(path.split("?")[0])
+    return found.group(1) if found else None
 
 
 def text_of(content: Any) -> str:
@@ -101,6 +115,9 @@ class OpenAIChat(Dialect):
             return "embeddings"
         return None
 
+    def model_in_path(self, path):
+        return deployment_of(path)
+
     # -- requests -------------------------------------------------------------------
     def decode(self, path, doc):
         messages = [m for m in (_message(r, i) for i, r in enumerate(doc.get("messages") or [])
@@ -123,8 +140,9 @@ class OpenAIChat(Dialect):
         return Conversation(
             messages=[m for m in messages if m.role != "system"],
             system="\n".join(m.text for m in messages if m.role == "system"),
-            model=doc.get("model"), tools=tools, tool_choice=_tool_choice(choice),
+            model=deployment_of(path) or doc.get("model"), tools=tools, tool_choice=_tool_choice(choice),
             response_schema=(fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None,
+            schema_name=str((fmt.get("json_schema") or {}).get("name") or "") if fmt.get("type") == "json_schema" else "",
             json_mode=fmt.get("type") == "json_object", stream=bool(doc.get("stream")), n=int(doc.get("n") or 1),
             include_usage=bool((doc.get("stream_options") or {}).get("include_usage")),
             parallel_tool_calls=doc.get("parallel_tool_calls") is not False and not legacy,

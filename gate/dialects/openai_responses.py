@@ -215,6 +215,7 @@ class OpenAIResponses(Dialect):
         previous = doc.get("previous_response_id")
         return Conversation(messages=messages, system="\n".join(s for s in system if s), model=doc.get("model"),
                             tools=tools, tool_choice=choice, response_schema=schema, json_mode=json_mode,
+                            schema_name=str(((doc.get("text") or {}).get("format") or {}).get("name") or ""),
                             stream=bool(doc.get("stream")),
                             parallel_tool_calls=doc.get("parallel_tool_calls") is not False,
                             continues=previous if isinstance(previous, str) and previous else None,

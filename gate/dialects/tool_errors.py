@@ -76,6 +76,7 @@ FAILED_WORDS = (
     r"^\s*[45]\d\d(?::|\s+(?:Bad Request|Unauthorized|Forbidden|Not Found|Too Many Requests|Internal Server Error|"
     r"Bad Gateway|Service Unavailable|Gateway Time-?out)\b)", r"^\s*(?:the )?(?:tool call |request |operation |read )?timed out\b",
     r"^\s*(?:the tool's answer was cut off|the tool's connection was reset|connection (?:reset|refused|aborted))\b",
+    r"^\s*Tool '[^'\n]{1,128}' timed out after\b",  # OpenAI Agents SDK: a function tool's `timeout` (error_as_result)
 )
 WORDS = {"BAD_CALL": BAD_CALL_WORDS, "FAILED": FAILED_WORDS}
 

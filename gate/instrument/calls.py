@@ -4,6 +4,8 @@
     POST /fn/clock  {pid, n, at}              the process's own clock, under time_scale (clock.py)
     POST /fn/begin  {id, tool, transport, framework, arguments, returns, hints}
     POST /fn/end    {id, ok, type, value | error}
+    POST /fn/handoff {tool, agent, pid}       the agent's framework handed over to another agent
+    POST /fn/died   {command, error, tail}    a tool server the agent started died before it answered
 
 Each path carries the worker's token first (`/fn/<token>/begin`): the instrumentation finds it in
 CHAOS_GATE_FN_URL, and a call without it — from another process, or a daemon that outlived its
@@ -53,6 +55,7 @@ class FunctionEndpoints:
         self.app = app
         self.calls: dict[str, FunctionCall] = {}
         self.seams: dict[str, dict] = {}  # seam name -> what the agent said when it patched it
+        self.start_failures: dict[str, dict] = {}  # command -> {command, error, tail}: tool servers that died
         self.command_targets: set[str] = set()  # `kind: command` tool names (set by the hook)
         self.clock = ClockReadings()  # the agent processes' own clock rates (gate/instrument/clock.py)
         self.token: str | None = None  # set by the runner's hook; None: no token asked (a bare proxy)
@@ -76,6 +79,12 @@ class FunctionEndpoints:
             if seam.endswith(":failed") and run is not None:  # at call time: this run is the gate's failure
                 run.seam_failures.append(f"{seam[:-7]}: {str(doc.get('error') or '')[:300]}")
             return await plain_json(send, 200, {})
+        if what == "handoff":  # no call: the reach line and the next LLM call's trace step say it
+            self.app.note_handoff(str(doc.get("tool") or "")[:200], str(doc.get("agent") or "")[:200])
+            return await plain_json(send, 200, {})
+        if what == "died":  # a tool server the agent started ended before it answered (its seam saw it)
+            self.note_start_failure(doc)
+            return await plain_json(send, 200, {})
         if what == "clock":
             self.clock.note(doc)
             return await plain_json(send, 200, {})
@@ -84,6 +93,17 @@ class FunctionEndpoints:
         if what == "end":
             return await plain_json(send, 200, await self._end(doc))
         await plain_json(send, 200, {"action": "run"})
+
+    def note_start_failure(self, doc: dict) -> None:
+        """Kept once per command (the report's reach says it, with the stderr tail); the run in progress
+        gets a note too, so the cell whose agent found no tools says why."""
+        command = str(doc.get("command") or "?")[:300]
+        failure = {"command": command, "error": str(doc.get("error") or "")[:500],
+                   "tail": str(doc.get("tail") or "")[-3000:]}
+        self.start_failures.setdefault(command, failure)
+        run = self.app.current
+        if run is not None:
+            run.start_failures.append(failure)
 
     def route_for(self, doc: dict) -> FunctionRoute:
         transport = str(doc.get("transport") or "function")

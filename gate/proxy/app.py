@@ -25,7 +25,7 @@ from gate.transport.clock import AgentClock
 from gate.contracts.writes import call_writes, http_writes
 from gate.faults import Schedule
 from gate.faults.shapes import error_for
-from gate.dialects import offered
+from gate.dialects import handoffs, offered
 from gate.proxy.exchange import Aborted, Exchange, plain_json
 from gate.proxy.mcp_tools import McpTools
 from gate.proxy.routes import Route, split_path
@@ -59,7 +59,9 @@ class RunState:
         self.open_functions: list[TraceEntry] = []  # in-process tool calls now running in the agent
         self.model_answered = False  # an LLM answer reached the agent in this run (late writes: see above)
         self.seam_failures: list[str] = []  # in-process seams that broke during this run (a harness error)
+        self.start_failures: list[dict] = []  # tool servers the agent started that died before answering
         self.forged: list[str] = []  # /fn/ calls refused: no token, or a wire tool's name (the agent's doing)
+        self.handoff: str | None = None  # a handoff the agent's seam reported, for the next LLM call's trace step
 
     async def settle(self, seconds: float = 1.0) -> None:
         """Let exchanges released by the end of the run finish, so their judgement counts."""
@@ -101,6 +103,7 @@ class ProxyApp:
         self.functions = functions(self) if functions is not None else None  # /fn/: in-process tool calls
         self.offered: set[str] = set()  # tool names the agent offered its model or called (coverage)
         self.model_called: set[str] = set()  # tool names the model called, read off the history (reach)
+        self.handoffs: dict[str, str] = {}  # handoff tool name -> the agent it hands to ("" until taken) (reach)
         self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
         self.declared_writes: dict[str, bool] = {}  # `tools[].writes` by tool name (set by the runner's hook)
         self.previous: tuple[str, float] | None = None  # (cell, monotonic end) of the run before this one
@@ -148,7 +151,7 @@ class ProxyApp:
         send = self.mcp.watch(info, send)
         state = run or RunState(None)
         entry.start_ms = state.now_ms()
-        self._note_reach(route, info, body)
+        self._note_reach(route, info, body, entry)
         if run is not None:
             if run.open_functions and route.kind == "tool" and not hasattr(route, "exchange"):
                 entry.extra["within"] = run.open_functions[-1].seq  # made by the function tool now running
@@ -225,9 +228,11 @@ class ProxyApp:
             return call_writes(info.tool, hint, declared)
         return http_writes(info.method, declared)
 
-    def _note_reach(self, route, info, body: bytes) -> None:
+    def _note_reach(self, route, info, body: bytes, entry=None) -> None:
         key = f"{route.kind}:{route.name}"
         self.calls_by_target[key] = self.calls_by_target.get(key, 0) + 1
+        if route.kind == "llm":
+            self._note_handoffs(body, info, entry)
         if len(self.offered) >= MAX_OFFERED:  # names come from the agent: bounded, whatever it sends
             return
         if route.kind == "llm":
@@ -239,6 +244,29 @@ class ProxyApp:
             self.model_called.update(name[:200] for name in called[:MAX_OFFERED])
         elif info.tool:
             self.offered.add(str(info.tool)[:200])
+
+    def _note_handoffs(self, body: bytes, info, entry) -> None:
+        """Agents SDK handoffs offered and taken (gate/dialects/handoffs.py): named as handoffs in the reach
+        line, never as tools nothing reached; the request a handoff brought marks it in the trace."""
+        found = handoffs.read(body, info.doc)
+        if len(self.handoffs) < MAX_OFFERED:  # names come from the agent: bounded, whatever it sends
+            for name in found.offered:
+                self.handoffs.setdefault(name[:200], "")
+            for name, agent in found.taken.items():
+                self.handoffs[name[:200]] = agent[:200]
+        run = self.current
+        if entry is not None:
+            entry.handoff = found.describe() or (run.handoff if run is not None else None)
+        if run is not None:
+            run.handoff = None
+
+    def note_handoff(self, tool: str, agent: str) -> None:
+        """A handoff the agent's framework reported from inside its process (gate/instrument/python): taken,
+        whatever the history the next agent is given still shows of it."""
+        if tool and (tool in self.handoffs or len(self.handoffs) < MAX_OFFERED):
+            self.handoffs[tool] = agent
+        if tool and self.current is not None:
+            self.current.handoff = f"{tool} → {agent}"
 
 
 def _judge(schedule, index: int, ex: Exchange) -> None:

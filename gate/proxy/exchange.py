@@ -23,6 +23,7 @@ from gate.proxy.trace import TraceEntry
 from gate.proxy.usage import UsageMeter
 
 SHOWN_BYTES = 4096  # response bytes kept per exchange for the HTML trace viewer
+TAIL_BYTES = 256  # the last response bytes kept when there are more than SHOWN_BYTES (tool_answers.py)
 WHOLE_BYTES = 1 << 16  # a length-delimited answer up to this size is relayed whole, in one write
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate", "host", "content-encoding"}
@@ -72,6 +73,7 @@ class UpstreamResponse:
         self.status, self.headers, self._chunks, self._close = status, headers, chunks, close
         self.length = length
         self.note = ""
+        self.fallback: str | None = None  # the sim: why this answer is not what a rule scripted (sim/script.py)
         self._body: bytes | None = None
         # What was read of the body, digested as it streams by (bounded memory), when an exchange
         # whose fault is judged asks for it (`watch`): the honesty check compares it with what the
@@ -198,6 +200,7 @@ class Exchange:
             self.response.tap = self.meter.feed
         if self.response.note:  # what an in-process upstream (the sim) has to say about this request
             self.note(self.response.note)
+        self.entry.sim_fallback = self.response.fallback
         return self.response
 
     # -- response side ------------------------------------------------------------
@@ -240,6 +243,8 @@ class Exchange:
         shown = self.entry.extra.get("shown", b"")
         if len(shown) < SHOWN_BYTES:  # a bounded excerpt of what the agent got, for report.html
             self.entry.extra["shown"] = shown + data[:SHOWN_BYTES - len(shown)]
+        if self.entry.bytes_out > SHOWN_BYTES:  # and its end, so an answer longer than that is judged whole
+            self.entry.extra["tail"] = (self.entry.extra.get("tail", b"") + data[-TAIL_BYTES:])[-TAIL_BYTES:]
         await self._send({"type": "http.response.body", "body": data, "more_body": not last})
         if last:
             self._finished()

@@ -63,7 +63,8 @@ def _describe_rpc(info: RequestInfo, doc) -> None:
 
 
 def _describe_llm(info: RequestInfo, doc) -> None:
-    """Dialect, operation, model and stream flag: from the body, or the path where the dialect puts them there."""
+    """Dialect, operation, model and stream flag: from the body, or the path where the dialect puts them there
+    (Gemini's model, Azure's deployment: the path wins, as it does at the provider)."""
     found = _dialects().find(info.provider, info.method, info.path)
     model = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
     if found is None:
@@ -71,7 +72,7 @@ def _describe_llm(info: RequestInfo, doc) -> None:
         return
     dialect, info.operation = found
     info.dialect = dialect.name
-    info.model = model or dialect.model_in_path(info.path)
+    info.model = dialect.model_in_path(info.path) or model
     info.stream = dialect.wants_stream(info.path, doc)
 
 

@@ -26,6 +26,8 @@ class TraceEntry:
     fault_index: int | None = None  # the fault's index in its scenario
     note: str = ""
     forwarded: bool = False
+    handoff: str | None = None  # an LLM request a handoff brought: "transfer_to_x → Agent" (gate/dialects/handoffs.py)
+    sim_fallback: str | None = None  # default | generated: the sim answered what no rule scripted
     bytes_out: int = 0
     retry_after: float | None = None
     body: bytes = field(default=b"", repr=False)  # the request body, digested only when asked

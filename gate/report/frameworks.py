@@ -26,7 +26,8 @@ class Framework:
 
 FRAMEWORKS = (
     Framework("OpenAI Agents SDK", "python", "openai-agents", "0.24.0",
-              "the body of each `@function_tool` / `FunctionTool`, inside the SDK's own failure handler",
+              "the body of each `@function_tool` / `FunctionTool`, inside the SDK's own failure handler; "
+              "handoffs taken reported, never faulted (`Handoff.get_transfer_message`)",
               "openai-agents.function_tool"),
     Framework("pydantic-ai", "python", "pydantic-ai-slim", "2.68.0",
               "`FunctionToolset.call_tool` (`@agent.tool`, `tool_plain`, `Tool(...)`)",

@@ -210,6 +210,8 @@ def _step_row(step, span, wait_ms: float, horizon: float, retry: bool, pair) -> 
         tags += f"<span class=\"tag f\">{attr(step.fault)}{' (n/a)' if step.fault_status == 'not_applicable' else ''}</span>"
     if retry:
         tags += "<span class=\"tag retry\">retry</span>"
+    if getattr(step, "handoff", None):  # an Agents SDK handoff brought this call (gate/dialects/handoffs.py)
+        tags += f"<span class=\"tag\">handoff {attr(step.handoff, 120)}</span>"
     if step.retry_after:
         tags += f"<span class=\"tag r\">Retry-After {step.retry_after:g} s</span>"
     track = ""

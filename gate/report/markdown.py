@@ -203,7 +203,9 @@ def _step_row(step, times) -> list:
     what = step.tool or step.model or ""
     return [step.seq, f"{code(step.target, 30, table=True)} {text(step.method, 10)} {text(step.path, 40)}",
             text(what, 30), step.status if step.status is not None else "—",
-            f"**{text(step.fault, 40)}**" if step.fault else "", text(step.note, 60), when]
+            f"**{text(step.fault, 40)}**" if step.fault else "",
+            text(f"handoff {step.handoff}" + (f"; {step.note}" if step.note else "") if step.handoff else step.note, 60),
+            when]
 
 
 def claim_evidence(cell: CellResult, outcome, timing=None) -> list[str]:

@@ -50,6 +50,12 @@ class TraceStep(BaseModel):
     fault_index: int | None = Field(default=None, description="Index of the fault in its scenario.")
     note: str = ""
     forwarded: bool = False
+    handoff: str | None = Field(default=None, description="An LLM call a handoff brought (OpenAI Agents SDK): the "
+                                                          "handoff tool and the agent now answering, "
+                                                          "'transfer_to_billing → Billing'.")
+    sim_fallback: str | None = Field(default=None, description="Under sim: `default` (the default text) or "
+                                                               "`generated` (an object made from the response "
+                                                               "schema): this answer is what no rule scripted.")
     retry_after: float | None = None
     usage: TokenUsage | None = Field(default=None, description="LLM calls: tokens (and cost) the upstream billed.")
 
@@ -87,6 +93,10 @@ class CellReach(BaseModel):
     tools: list[str] = Field(default_factory=list, description="Tools called (trace names and upstreams), sorted.")
     faulted: bool = Field(default=False, description="A fault changed what the agent received in one of its runs.")
     answer: str | None = Field(default=None, description="A digest of its first run's answer (the stateful check).")
+    llm_answers: int = Field(default=0, description="LLM calls of its first run that got an answer.")
+    fallbacks: list[str] = Field(default_factory=list, description="Under sim: the first run's LLM calls answered "
+                                                                   "by a fallback no rule scripted (`default`, "
+                                                                   "`generated`), e.g. 'openai #2: generated'.")
 
 
 class CellResult(BaseModel):
@@ -191,6 +201,12 @@ class Reach(BaseModel):
     offered: list[str] = Field(default_factory=list, description="Tool names the agent offered its model or called.")
     called: list[str] = Field(default_factory=list, description="Tool names the model called, as the conversations "
                                                                 "the agent sent back show them.")
+    handoffs: list[str] = Field(default_factory=list, description="Handoffs the agent offered its model (OpenAI "
+                                                                  "Agents SDK `transfer_to_*`): 'NAME → AGENT' when "
+                                                                  "taken, 'NAME' when never taken.")
+    died: list[str] = Field(default_factory=list, description="Tool servers the agent started that died before "
+                                                              "they answered (an MCP server over stdio): command, "
+                                                              "error, the end of their stderr.")
     notes: list[str] = Field(default_factory=list, description="What was not reached, and the way to reach it.")
 
 

@@ -15,5 +15,9 @@ def reach_lines(reach) -> list[str]:
     inproc = ", ".join(reach.in_process) or "nothing"
     lines = [f"Reached on the wire: {wire}; in the agent's process: {inproc}"]
     lines += [f"Could not patch {f}" for f in reach.failed]
+    handoffs = getattr(reach, "handoffs", None) or []
+    if handoffs:  # switches between the agent's own agents: no tool, nothing to reach (gate/dialects/handoffs.py)
+        lines.append("Handoffs: " + ", ".join(h + (" (taken)" if " → " in h else " (offered, never taken)")
+                                              for h in handoffs))
     lines += [note[:1].upper() + note[1:] for note in reach.notes]
     return lines

@@ -58,6 +58,7 @@ class ProxyHook:
         for llm in self.config.llm:
             for name in llm.env_vars:
                 env[name] = f"{self.server.url}/llm/{llm.name}"
+            env.update(llm.sim_env)  # what its client needs to be built at all (Azure: an api-version)
         if any(llm.upstream == "sim" for llm in self.config.llm):
             env.update(OFFLINE_UNDER_SIM)
         # DSPy answers a request it saw before from its disk cache (~/.dspy_cache, keyed without the base
@@ -86,7 +87,7 @@ class ProxyHook:
         routes = {}
         for llm in self.config.llm:
             upstream = sim if llm.upstream == "sim" else HttpUpstream(llm.upstream, self.client)
-            routes[("llm", llm.name)] = Route("llm", llm.name, llm.provider, upstream)
+            routes[("llm", llm.name)] = Route("llm", llm.name, llm.wire, upstream)
         for tool in self.config.tools:
             if tool.kind in IN_PROCESS_KINDS:  # its calls arrive on /fn/ (gate/instrument)
                 continue
@@ -140,6 +141,8 @@ class ProxyHook:
             obs.state["faults"] = state.schedule.stats()
         if state.seam_failures:  # the gate's seam broke inside the agent: the run is not the agent's to judge
             obs.state["seam_failed"] = list(state.seam_failures)
+        if state.start_failures:  # a tool server of the agent's died as it started (the report names it)
+            obs.state["start_failures"] = list(state.start_failures)
         if state.forged:  # calls that would have forged the trace: refused, and this run is not judged
             obs.state["forged"] = list(state.forged)
         if state.replay is not None:  # how far the agent followed the recording (replay-matches)
@@ -154,7 +157,8 @@ class ProxyHook:
     def reached(self) -> dict:
         """What this worker's proxy saw: upstreams with calls, the agent's seams, its tools (gate/verdict/reach.py)."""
         return {"targets": dict(self.app.calls_by_target), "seams": dict(self.app.functions.seams),
-                "offered": set(self.app.offered), "called": set(self.app.model_called)}
+                "offered": set(self.app.offered), "called": set(self.app.model_called),
+                "handoffs": dict(self.app.handoffs), "start_failures": dict(self.app.functions.start_failures)}
 
     def agent_clock(self):
         """The agent processes' own clock rates, read from inside them (gate/instrument/clock.py)."""

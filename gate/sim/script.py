@@ -139,9 +139,19 @@ class Script:
         self.ctx = {"default": spec.default, "tool_result": "", "results": ""}
         self.notes: list[str] = []  # what the trace should say about this turn
         self.rule: SimRule | None = None
+        # why this turn is not what a rule scripted, when it is not: "default" (the `default` text) or
+        # "generated" (an object made from the response schema); the report warns on every one
+        self.fallback: str | None = None
         if self.state.results:
-            self.ctx["tool_result"] = self.state.results[-1].content
-            self.ctx["results"] = "\n".join(r.content for r in self.state.results)
+            said = [self._quotable(r.content) for r in self.state.results]
+            self.ctx["tool_result"], self.ctx["results"] = said[-1], "\n".join(said)
+
+    def _quotable(self, content: str) -> str:
+        """A tool result as the answer quotes it: an order planted in it is data a model that is not fooled
+        does not repeat (`injection: obey` plays the one that is: _obeyed)."""
+        if self.spec.injection != "obey" and INSTRUCTION.search(content):
+            return walk.quoted(content)
+        return content
 
     # -- the decision ----------------------------------------------------------------
     def turn(self) -> Turn:
@@ -177,11 +187,30 @@ class Script:
         return text
 
     def _first_rule(self, text: str) -> tuple[SimRule | None, re.Match | None]:
+        """The first rule whose every key matches this request and that can act on it: a request asking
+        for structured output, offered none of the tools a rule's next step calls, is a guard or a
+        classifier the rule was not written for (the main agent's rule matches the guardrail agent's copy
+        of the same input), so it goes on to the next rule, then to the structured fallback."""
         for rule in self.spec.rules:
             match = re.search(rule.when, text, re.IGNORECASE | re.DOTALL)
-            if match:
+            if match and self._request_matches(rule) and self._can_act(rule):
                 return rule, match
         return None, None
+
+    def _request_matches(self, rule: SimRule) -> bool:
+        conv, flags = self.conv, re.IGNORECASE | re.DOTALL
+        schema = conv.response_schema or {}
+        names = " ".join(n for n in (conv.schema_name, str(schema.get("title") or "")) if n)
+        return all(pattern is None or re.search(pattern, subject, flags) is not None
+                   for pattern, subject in ((rule.model, conv.model or ""), (rule.system, conv.system),
+                                            (rule.schema_, names)))
+
+    def _can_act(self, rule: SimRule) -> bool:
+        if self.conv.response_schema is None and not self.conv.json_mode:
+            return True
+        steps = rule.script()
+        step = steps[min(progress(self.conv).done, len(steps) - 1)]
+        return step.call is None or any(c.tool in self.conv.tool_names for c in step.calls())
 
     def _unmatched(self) -> Turn:
         """No rule: what a capable model does with the tools offered (walk.py), else `default`. Never
@@ -191,6 +220,7 @@ class Script:
             tools = [t for t in self.conv.tools if not OUTPUT_TOOL.match(t.name) and t.name != FINAL_ANSWER]
             found = walk.step(self.conv, tools, text=self._read_through(self.conv.latest_user_text()))
         if found is None:
+            self.fallback = "default"
             return self._answer(SimStep(answer="{{default}}"))
         self.notes.append(found.note)
         if found.call is not None:
@@ -281,6 +311,7 @@ class Script:
             self.notes.append(f"sim: the rule calls {', '.join(missing)}, which the request did not offer "
                               f"(offered: {names})" + ("; answered `default`" if not usable else ""))
         if not usable:
+            self.fallback = "default"
             return self._answer(SimStep(answer="{{default}}"))
         if not self.conv.parallel_tool_calls:
             usable = usable[:1]
@@ -295,9 +326,10 @@ class Script:
     def _answer(self, step: SimStep) -> Turn:
         output = _render(step.output, self.ctx) if step.output is not None else None
         if self.conv.response_schema is not None or self.conv.json_mode:
-            obj = output if output is not None else \
-                value_for(self.conv.response_schema or {"type": "object", "properties": {"answer": {}}})
-            return Turn(text=json.dumps(obj))
+            if output is None:  # nobody scripted this object: one that lets the pipeline proceed
+                self.fallback = "generated"
+                output = value_for(self.conv.response_schema or {"type": "object", "properties": {"answer": {}}})
+            return Turn(text=json.dumps(output))
         tool = self._output_tool(output) if output is not None else None
         if tool is not None:  # structured output through the framework's output tool
             return Turn(tool_calls=[self._tool_call(tool.name, fit(output, tool.parameters), 0)], finish="tool_calls")
@@ -321,6 +353,7 @@ class Script:
     def _honour_tool_choice(self, turn: Turn) -> Turn:
         choice, tools = self.conv.tool_choice, self.conv.tools
         if choice == "none" and turn.tool_calls:
+            self.fallback = "default"
             return Turn(text=self.spec.default)
         if choice in ("auto", "none") or not tools or turn.tool_calls and choice == "required":
             return turn
@@ -339,6 +372,7 @@ class Script:
             parsed = None
         if isinstance(parsed, dict):
             return fit(parsed, tool.parameters)
+        self.fallback = "generated"
         value = value_for(tool.parameters or {"type": "object"})
         props = (tool.parameters or {}).get("properties") or {}
         text_field = next((k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "string"), None)

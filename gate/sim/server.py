@@ -22,6 +22,13 @@ from gate.sim.protocols import script_for
 from gate.sim.script import READ_THROUGH
 
 UNSUPPORTED = "sim: unsupported path"
+FALLBACK_NOTES = {"default": "sim fallback: no rule scripted this turn; answered `default`",
+                  "generated": "sim fallback: no rule gave an `output`; answered an object generated from the schema"}
+
+
+def _schema_named(conv: Conversation) -> str:
+    name = conv.schema_name or str((conv.response_schema or {}).get("title") or "")
+    return f" '{name}'" if name else ""
 
 
 def _response(status: int, content_type: str, parts: list[bytes], note: str = "") -> UpstreamResponse:
@@ -90,7 +97,13 @@ class SimUpstream:
         ident = stable_id("", info.path, body.decode("utf-8", "replace"))  # same request, same ids
         self._remember(dialect, conv, turn, ident)
         encoded = dialect.encode(turn, conv, ident, self.spec.chunk_chars)
-        return _response(encoded.status, encoded.content_type, encoded.parts, "; ".join(script.notes))
+        fallback = getattr(script, "fallback", None)
+        said = any("`default`" in note for note in script.notes)  # a note that already says why
+        notes = script.notes + ([FALLBACK_NOTES[fallback] + _schema_named(conv)]
+                                if fallback == "generated" or fallback and not said else [])
+        resp = _response(encoded.status, encoded.content_type, encoded.parts, "; ".join(notes))
+        resp.fallback = fallback
+        return resp
 
     def _restore(self, dialect, conv: Conversation) -> str | None:
         """Prepend the stored history a continuation refers to; the id when it is unknown."""

@@ -164,11 +164,16 @@ INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system n
                          r"^\s*important\b)", re.IGNORECASE | re.MULTILINE)
 
 
+def quoted(text: str) -> str:
+    """What a model that ignores the order says of data carrying one."""
+    return "data with instructions in it, which I did not follow"
+
+
 def _excerpt(text: str) -> str:
     """What a tool returned, as the answer quotes it; an answer carrying orders is data a capable model
     does not repeat (with `injection: obey` the script, not the walk, plays the model that falls for it)."""
     if INSTRUCTION.search(text):
-        return "data with instructions in it, which I did not follow"
+        return quoted(text)
     flat = " ".join(text.split())
     return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…"
 

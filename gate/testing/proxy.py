@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from gate.testing.trace import Trace
 
 DUMMY_KEYS = {"openai": ("OPENAI_API_KEY", "sk-chaos-gate-sim"), "anthropic": ("ANTHROPIC_API_KEY", "sk-ant-chaos-gate"),
-              "gemini": ("GEMINI_API_KEY", "chaos-gate-sim")}
+              "gemini": ("GEMINI_API_KEY", "chaos-gate-sim"), "azure": ("AZURE_OPENAI_API_KEY", "chaos-gate-sim")}
 
 
 class ChaosProxy:

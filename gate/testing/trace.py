@@ -70,7 +70,8 @@ class Trace:
         return {"seq": e.seq, "kind": e.kind, "target": e.target, "tool": self._name(e), "model": e.model,
                 "fault": fault, "fault_index": e.fault_index if e.fault_status == "fired" else None,
                 "call": e.call, "ok": error is None, "status": e.status, "error": error,
-                "forwarded": e.forwarded, "note": e.note}
+                "forwarded": e.forwarded, "note": e.note,
+                "handoff": getattr(e, "handoff", None)}  # an LLM call a handoff brought: "transfer_to_x → X"
 
     @property
     def events(self) -> list[dict]:

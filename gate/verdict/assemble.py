@@ -36,6 +36,9 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
     if not_started is not None:  # a command agent that never started: errors, in no score
         not_started = loaded.redactor.redact(not_started)
         soundness.charge_to_start(results, not_started)
+    called = tools_called(results)
+    unmatched = unmatched_tool_globs(config, results, called)
+    void_unseen(results, unmatched)
     stages = score_stages(config, results)
     score = overall_score(stages)
     comparison, floors, floor_reasons, usage = verdict_extras(config, results, stages, score,
@@ -54,9 +57,7 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
                       skipped=sum(c.status == "skipped" for c in results)),
         stages=stages, invariants=summaries, outcome_tally=dict(sorted(tally.items())), cells=results,
         coverage=list(coverage), usage=usage, pass_k=floors)
-    called = tools_called(results)
-    unmatched = [glob for _, glob in unmatched_tool_globs(config, results, called)]
-    part.reach = with_notes(config, reach, part.coverage, unmatched, called)
+    part.reach = with_notes(config, reach, part.coverage, [glob for _, glob in unmatched], called)
     soundness.apply(part, soundness.assess(loaded, results, summaries, part.coverage, verdict,
                                            whole_plan=whole_plan, stray_count=sum(1 for s in stray if not s.late_write),
                                            late=sorted({s.after_cell or "" for s in stray if s.late_write}),
@@ -71,6 +72,26 @@ def assemble(loaded: LoadedConfig, results, label, started, wall, startup, timin
         run=RunInfo(tool_version=__version__, concurrency=concurrency, selected=only, stray=list(stray),
                     reruns=list(reruns)),
         comparison=comparison)
+
+
+def void_unseen(cells: list[CellResult], unmatched: list[tuple[str, str]]) -> None:
+    """An invariant whose `tool:` glob met no call in any cell judged a tool the gate never saw (a
+    misspelt name, a tool out of reach): it is vacuous (soundness.py says so), so its breaches are not
+    judged — one invariant is never both breached and vacuous — and a cell it alone failed passes."""
+    globs: dict[str, list[str]] = {}
+    for inv_id, glob in unmatched:
+        globs.setdefault(inv_id, []).append(glob)
+    for cell in cells:
+        voided = False
+        for outcome in cell.invariants:
+            if outcome.id in globs and outcome.breached:
+                outcome.breached, outcome.not_judged_runs = False, outcome.total_runs
+                outcome.message = (f"not judged: it names tool '{globs[outcome.id][0]}', which no cell was seen "
+                                   f"calling (vacuous); it found: {outcome.message}")
+                voided = True
+        if voided and cell.status == "fail" and not any(o.breached for o in cell.invariants) \
+                and cell.reason.startswith("contract:"):
+            cell.status, cell.reason = "pass", "ok"
 
 
 def _invariant_summaries(loaded: LoadedConfig, results) -> list[InvariantSummary]:

@@ -36,7 +36,8 @@ WAY_FORWARD = ("to fault its tools, give them an HTTP or MCP upstream under `too
 
 def build_reach(seen: list[dict]) -> Reach:
     """`seen`: per worker, {"targets": {kind:name: calls}, "seams": {name: detail}, "offered": set,
-    "called": set}. The notes are written later, by `with_notes`, once the coverage is known."""
+    "called": set, "handoffs": {name: agent or ""}}. The notes are written later, by `with_notes`, once the
+    coverage is known."""
     wire = sorted({t for w in seen for t, n in w.get("targets", {}).items()
                    if n and not t.startswith(("tool:functions", "tool:mcp-stdio"))})
     seams = {name: detail for w in seen for name, detail in w.get("seams", {}).items()}
@@ -44,7 +45,34 @@ def build_reach(seen: list[dict]) -> Reach:
     failed = sorted(f"{n[:-7]}: {d.get('error', '')}" for n, d in seams.items() if n.endswith(":failed"))
     offered = sorted({name for w in seen for name in w.get("offered", ())})
     called = sorted({name for w in seen for name in w.get("called", ())})
-    return Reach(wire=wire, in_process=ok, failed=failed, offered=offered, called=called)
+    handed: dict[str, str] = {}
+    for w in seen:
+        for name, agent in w.get("handoffs", {}).items():
+            handed[name] = handed.get(name) or agent
+    handoffs = _handoff_lines([f"{n} → {a}" if a else n for n, a in handed.items()])
+    died = {cmd: f"`{cmd}`: " + (f"its stderr ends: {_last_lines(d.get('tail', ''))} " if _last_lines(
+        d.get("tail", "")) else "") + f"(the agent's client saw {d.get('error', '') or 'it end'})"
+            for w in seen for cmd, d in w.get("start_failures", {}).items()}
+    return Reach(wire=wire, in_process=ok, failed=failed, offered=offered, called=called, handoffs=handoffs,
+                 died=sorted(died.values()))
+
+
+def _last_lines(text: str, count: int = 2, limit: int = 300) -> str:
+    """The last lines of a stderr tail, joined (a traceback's last line names the error; its caret lines
+    say nothing in one line)."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip().strip("^~ ")]
+    joined = " | ".join(lines[-count:])
+    return joined if len(joined) <= limit else "…" + joined[-limit:]
+
+
+def _handoff_lines(lines) -> list[str]:
+    """'NAME → AGENT' for a handoff taken, 'NAME' for one only offered; a name taken anywhere is taken."""
+    taken = {line.split(" → ", 1)[0] for line in lines if " → " in line}
+    return sorted({line for line in lines if " → " in line or line not in taken})
+
+
+def handoff_names(reach: Reach) -> set[str]:
+    return {line.split(" → ", 1)[0] for line in reach.handoffs}
 
 
 def merge_reach(parts: list[Reach | None]) -> Reach | None:
@@ -57,7 +85,7 @@ def merge_reach(parts: list[Reach | None]) -> Reach | None:
         return sorted({item for r in have for item in getattr(r, field)})
 
     return Reach(wire=union("wire"), in_process=union("in_process"), failed=union("failed"), offered=union("offered"),
-                 called=union("called"))
+                 called=union("called"), handoffs=_handoff_lines(union("handoffs")), died=union("died"))
 
 
 def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str], tools_seen=()) -> Reach | None:
@@ -67,7 +95,8 @@ def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]
     transport saw a call to (the cells' `reached`)."""
     if reach is None:
         return None
-    notes = []
+    notes = [f"a tool server the agent started died before it answered, so its tools were never offered: {line}"
+             for line in reach.died]
     unseen = called_not_reached(reach, tools_seen)
     if unseen:
         notes.append(f"called, not reached: the model called {', '.join(unseen)} and the agent sent a result back, but "
@@ -112,7 +141,7 @@ def called_not_reached(reach: Reach, tools_seen) -> list[str]:
     may have reached it there, and the gate would rather stay silent than cry wolf."""
     if any(t.startswith("tool:") for t in reach.wire):
         return []
-    seen = set(tools_seen)
+    seen = set(tools_seen) | handoff_names(reach)  # a handoff runs no tool: the SDK switches agents
     return [name for name in reach.called if name not in seen]
 
 
@@ -141,7 +170,11 @@ def cell_reach(runs) -> CellReach:
     faulted = any(step.fault_status == "fired" for run in runs for step in run.trace)
     first = runs[0].output if runs else None
     answer = hashlib.sha256(first.encode("utf-8", "replace")).hexdigest()[:16] if first is not None else None
-    return CellReach(calls=sum(len(run.trace) for run in runs), tools=sorted(tools), faulted=faulted, answer=answer)
+    answered = [step for step in (runs[0].trace if runs else []) if step.kind == "llm" and step.status is not None
+                and step.status < 400]
+    fallbacks = [f"{step.target} #{step.call}: {step.sim_fallback}" for step in answered if step.sim_fallback]
+    return CellReach(calls=sum(len(run.trace) for run in runs), tools=sorted(tools), faulted=faulted, answer=answer,
+                     llm_answers=len(answered), fallbacks=fallbacks)
 
 
 def mark_reached(result, runs) -> None:

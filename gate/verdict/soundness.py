@@ -26,6 +26,7 @@ from gate.errors import EXIT_ERROR
 from gate.report.model import CellResult, Rerun
 from gate.contracts.universal import UNIVERSAL
 from gate.verdict.coverage import idle_faults, vacuous_invariant_items, vacuous_scenario_items
+from gate.verdict.sim_fallbacks import fallback_warnings
 
 
 @dataclass
@@ -129,7 +130,7 @@ def assess(loaded, cells: list[CellResult], summaries, coverage, verdict: str, *
     if whole_plan and not quiet_vacuous:
         empty, note = empty_exploration(explored, cells)
         vacuous, out.warnings = vacuous + empty, out.warnings + note
-    out.warnings += quiet_warnings + stateful_warning(loaded.config, cells)
+    out.warnings += quiet_warnings + stateful_warning(loaded.config, cells) + fallback_warnings(loaded.config, cells)
     if stray_count:
         out.warnings.append(f"{stray_count} call(s) reached the proxy while no cell was running (an agent "
                             "outliving its cell); they are listed as stray and charged to no cell")
@@ -205,7 +206,7 @@ def nothing_reached(config, cells: list[CellResult]) -> tuple[list[str], list[st
     run tested the agent's answers and nothing of its calls, which is vacuous unless `agent.offline` says
     so on purpose (or the cells failed on their outcome first: then it is a warning). Some cells quiet:
     a warning naming them. Cells the gate did not watch (no proxy: `reached` is None) are not counted."""
-    watched = [c for c in cells if c.reached is not None and c.status != "error"]
+    watched = [c for c in cells if c.reached is not None and c.status not in ("error", "skipped")]  # skipped: never run
     quiet = [c for c in watched if c.reached.calls == 0]
     if not quiet or config.agent.offline:
         return [], []

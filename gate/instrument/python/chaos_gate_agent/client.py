@@ -62,6 +62,21 @@ def hello(seam: str, detail: dict | None = None) -> None:
         _post("/hello", {"seam": seam, "pid": os.getpid(), **(detail or {})}, timeout=5.0)
 
 
+def died(command: str, error: str, tail: str) -> None:
+    """Tell the worker a tool server the agent started ended before it ever answered: its command,
+    the error the agent's client saw and the end of the server's stderr (a start failure of its tools)."""
+    if enabled():
+        _post("/died", {"command": command[:300], "error": error[:500], "tail": tail[-3000:], "pid": os.getpid()},
+              timeout=5.0)
+
+
+def handoff(tool: str, agent: str) -> None:
+    """Tell the worker the agent's framework handed the conversation to another of its agents (the
+    tool the model called, the agent now answering): a handoff, not a tool call, so nothing to fault."""
+    if enabled():
+        _post("/handoff", {"tool": tool, "agent": agent, "pid": os.getpid()}, timeout=5.0)
+
+
 def begin(tool: str, arguments, transport: str, framework: str, returns: str | None = None,
           hints: dict | None = None) -> tuple[str, dict]:
     """`returns`: what the tool gives back when known before it runs (str, json, mcp), for a

@@ -13,6 +13,7 @@ SEAMS = {  # module the agent imports -> "seam module:patch function", imported 
     "mcp.client.stdio": "mcp_client:patch_stdio",
     "mcp.client.session": "mcp_client:patch_session",
     "agents.tool": "openai_agents:patch",
+    "agents.handoffs": "openai_agents:patch_handoffs",  # handoffs taken: reported, never faulted
     "pydantic_ai.toolsets.function": "pydantic_ai:patch",
     "langchain_core.tools.base": "langchain:patch",
     "google.genai._extra_utils": "google_genai:patch",

@@ -15,16 +15,24 @@ the proxy's MCP-aware faults (an `isError` result for `error`, a text item for `
 work on them unchanged; failures the client itself would report raise its own error (`MCPError`
 in mcp 2.x, `McpError` in 1.x: both majors are in use, and a seam that imported a name of one
 only would break every MCP call of an agent on the other).
+
+A server that ends before it answered `initialize` (it crashed on import, its interpreter
+lacks a package) is reported to the worker with the end of its stderr, which the seam tees
+(children.py), so the report names the start failure instead of "offered: none".
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 
+from chaos_gate_agent import client
 from chaos_gate_agent.call import Seam, call_async
+from chaos_gate_agent.children import StderrTee
 
 _STDIO_STREAMS: set[int] = set()  # id() of read streams stdio_client yielded (alive while their session is)
+_ANSWERED: set[int] = set()  # those whose server answered `initialize`: it started
 HINTS: dict[str, dict] = {}  # tool name -> {"read_only": bool, "idempotent": bool}
 
 
@@ -93,23 +101,42 @@ def patch_stdio(module):
 
     @functools.wraps(original)
     @contextlib.asynccontextmanager
-    async def stdio_client(*args, **kwargs):
-        async with original(*args, **kwargs) as streams:
-            _STDIO_STREAMS.add(id(streams[0]))
-            try:
+    async def stdio_client(server, errlog=None, *args, **kwargs):
+        # the server's stderr through a tee (children.py), unless the agent sends it somewhere of its own
+        tee = StderrTee() if errlog is None or errlog is sys.stderr else None
+        read = None
+        try:
+            async with original(server, tee.file if tee else errlog, *args, **kwargs) as streams:
+                read = id(streams[0])
+                _STDIO_STREAMS.add(read)
                 yield streams
-            finally:
-                _STDIO_STREAMS.discard(id(streams[0]))
+        except BaseException as exc:
+            if read not in _ANSWERED and not isinstance(exc, (GeneratorExit, KeyboardInterrupt)):
+                _report_death(server, exc, tee)
+            raise
+        finally:
+            _STDIO_STREAMS.discard(read)
+            _ANSWERED.discard(read)
+            if tee is not None:
+                tee.close()
 
     module.stdio_client = stdio_client
     return "mcp.stdio_client"
+
+
+def _report_death(server, exc: BaseException, tee) -> None:
+    """A server that ended before it ever answered: a start failure of its tools, with its stderr's end."""
+    command = " ".join(str(part) for part in [getattr(server, "command", "?"), *(getattr(server, "args", None) or [])])
+    while getattr(exc, "exceptions", None):  # anyio's TaskGroup wraps the client's error (an exception group)
+        exc = exc.exceptions[0]
+    client.died(command, f"{type(exc).__name__}: {exc}", tee.tail() if tee is not None else "")
 
 
 def patch_session(module):
     cls = module.ClientSession
     if getattr(cls.call_tool, "__chaos_gate__", False):
         return None
-    init, call_tool, list_tools = cls.__init__, cls.call_tool, cls.list_tools
+    init, call_tool, list_tools, initialize = cls.__init__, cls.call_tool, cls.list_tools, cls.initialize
 
     @functools.wraps(init)
     def __init__(self, read_stream=None, *args, **kwargs):
@@ -117,6 +144,14 @@ def patch_session(module):
         if read_stream is None:  # mcp 2's `Client` (the Agents SDK's path) hands over a dispatcher instead
             read_stream = getattr(kwargs.get("dispatcher"), "_read_stream", None)
         self._chaos_gate_stdio = read_stream is not None and id(read_stream) in _STDIO_STREAMS
+        self._chaos_gate_read = id(read_stream) if self._chaos_gate_stdio else None
+
+    @functools.wraps(initialize)
+    async def instrumented_initialize(self, *args, **kwargs):
+        result = await initialize(self, *args, **kwargs)
+        if getattr(self, "_chaos_gate_read", None) is not None:
+            _ANSWERED.add(self._chaos_gate_read)  # the server started: a later failure is not a start failure
+        return result
 
     @functools.wraps(call_tool)
     async def instrumented_call_tool(self, name, arguments=None, *args, **kwargs):
@@ -128,6 +163,8 @@ def patch_session(module):
     @functools.wraps(list_tools)
     async def instrumented_list_tools(self, *args, **kwargs):
         result = await list_tools(self, *args, **kwargs)
+        if getattr(self, "_chaos_gate_read", None) is not None:
+            _ANSWERED.add(self._chaos_gate_read)
         for tool in getattr(result, "tools", None) or []:
             notes = getattr(tool, "annotations", None)
             # None: the server did not say (snake_case attributes in mcp 2.x, camelCase in 1.x)
@@ -139,4 +176,5 @@ def patch_session(module):
 
     instrumented_call_tool.__chaos_gate__ = True
     cls.__init__, cls.call_tool, cls.list_tools = __init__, instrumented_call_tool, instrumented_list_tools
+    cls.initialize = instrumented_initialize
     return "mcp.ClientSession.call_tool"

@@ -17,6 +17,12 @@ on a shallow copy of the tool, so the agent's own object is never changed.
 Left alone: MCP tools (the `mcp` seam, or the proxy on the wire, traces their call),
 agent-as-tool and Codex tools (their nested runs' own tool calls are the ones to trace).
 Names, descriptions and JSON schemas are not touched: nothing here runs before a call.
+
+Handoffs (`transfer_to_<agent>`) are no tool calls: the runner switches agents in-process, so
+they are reported, never faulted. `patch_handoffs` wraps `Handoff.get_transfer_message`, which
+the runner calls once per handoff taken, with the agent it now runs: the worker hears the handoff
+even when the history the next agent gets no longer shows it (`nest_handoff_history`, an input
+filter), which the proxy's reading of the requests (gate/dialects/handoffs.py) could not see.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import functools
 import json
 import sys
 
+from chaos_gate_agent import client
 from chaos_gate_agent.call import Seam, call_async
 
 
@@ -112,3 +119,24 @@ def patch(module):
         executing._invoke_function_tool_with_metadata = _invoke_function_tool_with_metadata
     return "openai-agents.function_tool"
 
+
+def patch_handoffs(module):
+    """`agents.handoffs`: report each handoff taken; the handoff itself runs untouched. No seam name:
+    the reach line names the handoffs themselves."""
+    cls = getattr(module, "Handoff", None)
+    original = getattr(cls, "get_transfer_message", None)
+    if original is None or getattr(original, "__chaos_gate__", False):
+        return None
+
+    @functools.wraps(original)
+    def get_transfer_message(self, agent):
+        message = original(self, agent)
+        try:
+            client.handoff(str(getattr(self, "tool_name", "") or ""), str(getattr(agent, "name", "") or ""))
+        except Exception:  # noqa: BLE001 - a report that cannot be made never breaks the agent's handoff
+            pass
+        return message
+
+    get_transfer_message.__chaos_gate__ = True
+    cls.get_transfer_message = get_transfer_message
+    return None
