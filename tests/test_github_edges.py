@@ -85,3 +85,17 @@ def test_an_input_error_without_a_line_is_still_annotated(tmp_path, workspace, g
     out = Out()
     assert run_action(action_env(tmp_path, workspace, github, min_score="lots"), out) == 2
     assert "::error title=chaos-gate could not run::input min-score: expected a float, got 'lots'" in out.text
+
+
+def test_a_pull_requests_config_cannot_turn_the_box_off_unless_the_workflow_allows_it(tmp_path, workspace, github):
+    """`agent.user: off` runs the PR's agent as the gate's own user: the Action refuses it, naming the line and
+    the input that allows it; with `allow-unboxed: true` (the workflow's word, for trusted code) it runs."""
+    config = workspace / "agent" / "chaos-gate.yaml"
+    config.write_text(config.read_text().replace("agent:\n", "agent:\n  user: off\n", 1))
+    out = Out()
+    assert run_action(action_env(tmp_path, workspace, github), out) == 2
+    assert outputs(tmp_path)["verdict"] == "error"
+    refusal = [line for line in out.text.splitlines() if line.startswith("::error file=agent/chaos-gate.yaml,line=")]
+    assert refusal and "agent.user: off" in refusal[0] and "allow-unboxed: true" in refusal[0], out.text[-2000:]
+    out = Out()
+    assert run_action(action_env(tmp_path, workspace, github, allow_unboxed="true"), out) == 0, out.text[-2000:]

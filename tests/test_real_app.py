@@ -45,3 +45,4 @@ def test_an_error_event_inside_the_200_is_caught(tmp_path, monkeypatch):
     (cell,) = [c for c in verdict["cells"] if c["status"] != "skipped"]
     assert code == 1 and cell["status"] == "fail" and cell["reason"] == "stream_error"
     assert "An error occurred" in cell["runs"][0]["detail"]
+    assert "chat failed" in cell["log_tail"]  # the app logged why, and the failing cell shows it

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gate.agent import dilation, netns, separation
 from gate.agent.environment import agent_environment
-from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, send
+from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, log_size, read_from, send
 from gate.report.log_tail import with_log_tail
 from gate.agent.process import AgentProcess, argv_of, free_port
 from gate.templates import render
@@ -101,7 +101,7 @@ class AgentInstance:
             self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path,
                                         user=self.spec.user, configured=frozenset(start.env),
                                         network=self.spec.network, port=self.port,
-                                        proxy_ports=tuple(netns.gate_ports(self.extra_env)))
+                                        proxy_ports=tuple(netns.gate_ports(self.extra_env)), instance=self.index)
             self.process.spawn()
         url = render(start.ready.url, self._ctx()) if start.ready.url else None
         if url is None and start.ready.log is None and self.spec.invoke.http is not None:
@@ -156,12 +156,17 @@ class AgentInstance:
                                 "gate's network")
             cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
             env = self._env(invoke_env=render(cmd.env, self._ctx(**ctx)))
-            return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock(), self.spec.user)
+            return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock(), self.spec.user,
+                                        self.index)
+        mark = log_size(self.log_path) if self.process is not None else 0
         outcome = await invoke_http(self.wire, self.spec.invoke.http, self._ctx(input=text, **ctx), deadline,
                                     self.clock())
-        if self.process is None or outcome.reason == "ok":  # the usual answer: no coroutine made for it
+        if self.process is None:
             return outcome
-        return await self._check_crash(outcome)
+        if outcome.reason != "ok":
+            outcome = await self._check_crash(outcome)
+        outcome.log = read_from(self.log_path, mark)  # the cell's own slice: one instance per worker
+        return outcome
 
     def clock(self) -> AgentClock:
         """The agent's time base for a cell (gate/agent/dilation.py): real time unless dilated."""

@@ -47,6 +47,7 @@ class RawOutcome:
     status: int | None = None
     latency_ms: float = 0.0
     detail: str = ""
+    log: str = ""  # what the agent's log gained during this call (its end): shown when the cell fails
 
 
 def _as_text(value) -> str:
@@ -238,6 +239,18 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def log_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def read_from(path: Path, start: int) -> str:
+    """What the log gained since `start`, its last LOG_TAIL_CHARS at most; "" when it gained nothing."""
+    return _read_from(path, start) if log_size(path) > start else ""
+
+
 def _read_from(path: Path, start: int) -> str:
     """What the log gained since `start` (the command's stderr), its last LOG_TAIL_CHARS at most."""
     try:
@@ -249,10 +262,11 @@ def _read_from(path: Path, start: int) -> str:
         return ""
 
 
-def _as_user(user: str, argv: list[str], cwd: Path, env: dict, configured: dict) -> tuple[list, dict, dict]:
+def _as_user(user: str, argv: list[str], cwd: Path, env: dict, configured: dict,
+             instance: int = 0) -> tuple[list, dict, dict]:
     """(argv, env, Popen's user arguments) for a command run as agent.user (gate/agent/separation.py).
     uvloop's subprocess takes no `user`: there the switch is setpriv's, in front of the argv."""
-    who = separation.choose(user, argv, cwd, env, named=configured)
+    who = separation.choose(user, argv, cwd, env, named=configured, instance=instance)
     env = separation.as_user(env, who, configured)
     if who is None:
         return argv, env, {}
@@ -272,12 +286,13 @@ def _setpriv(who: separation.Identity, argv: list, env: dict) -> tuple[list, dic
 
 
 async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, log_path: Path,
-                         deadline: float, clock: AgentClock | None = None, user: str = "off") -> RawOutcome:
+                         deadline: float, clock: AgentClock | None = None, user: str = "off",
+                         instance: int = 0) -> RawOutcome:
     argv = argv_of(spec.command)
     if spec.input == "arg":
         argv = argv + [text] if isinstance(spec.command, list) else argv[:2] + [f'{argv[2]} "$1"', "sh", text]
     try:
-        argv, env, as_user = _as_user(user, argv, cwd, env, spec.env)
+        argv, env, as_user = _as_user(user, argv, cwd, env, spec.env, instance)
     except separation.Unreachable as exc:
         return RawOutcome(None, "agent_crash", None, 0.0, str(exc))
     clock = clock or AgentClock()
@@ -328,4 +343,4 @@ async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, l
     output, bad = decode_strict(out)
     if output is None:
         return RawOutcome(None, "bad_output_encoding", 0, elapsed(), bad)
-    return RawOutcome(output.rstrip("\n"), "ok", 0, elapsed())
+    return RawOutcome(output.rstrip("\n"), "ok", 0, elapsed(), log=_read_from(log_path, log_start))

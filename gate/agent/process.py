@@ -74,8 +74,10 @@ class AgentProcess:
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path,
                  user: str = "off", configured: frozenset[str] = frozenset(), what: str = "agent",
-                 network: str = "host", proxy_ports: tuple[int, ...] = (), port: int | None = None):
+                 network: str = "host", proxy_ports: tuple[int, ...] = (), port: int | None = None,
+                 instance: int = 0):
         self.argv, self.cwd, self.env, self.log_path = argv, cwd, env, log_path
+        self.instance = instance  # which agent instance: each its own uid (gate/agent/separation.py)
         self.user, self.configured, self.what = user, configured, what
         self.network, self.proxy_ports, self.port = network, proxy_ports, port
         self.identity: separation.Identity | None = None
@@ -85,7 +87,8 @@ class AgentProcess:
     def _separate(self) -> dict[str, str]:
         """The environment to start with, as the user agent.user names (AgentStartError if it cannot)."""
         try:
-            self.identity = separation.choose(self.user, self.argv, self.cwd, self.env, self.what, self.configured)
+            self.identity = separation.choose(self.user, self.argv, self.cwd, self.env, self.what, self.configured,
+                                              self.instance)
         except separation.Unreachable as exc:
             raise AgentStartError(str(exc)) from None
         return separation.as_user(self.env, self.identity, dict.fromkeys(self.configured, ""))

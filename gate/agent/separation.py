@@ -5,7 +5,9 @@ installation. Running it as the gate's own user hands it all three through /proc
 system, so when the gate is root (the Action's container, most CI containers) every agent,
 command invocation and service process runs as an unprivileged user instead: `chaos-agent`
 (the image creates it), else `nobody` (65534), with a private writable HOME and TMPDIR made
-for the run. `agent.user` (and a service's `user`) names another user, or `off`.
+for the run. `agent.user` (and a service's `user`) names another user, or `off`. Under `auto`,
+each concurrent agent instance after the first runs as a uid of its own (61000 + its index, in
+the agent user's group), so no instance reads another's /proc — its worker's `/fn/` token.
 
 `auto` (the default) separates only when the agent's world is reachable by that user: its
 working directory and the program it starts. Where it is not, or the gate is not root, the
@@ -36,6 +38,7 @@ from gate.agent import docker_socket
 
 DEFAULT_USERS = {"agent": "chaos-agent", "service": "chaos-service"}  # apart: the agent reads no service's /proc
 NOBODY = 65534
+SPARE_UIDS = 61000  # + instance: the uids of agent instances after the first (no account has them)
 FIX = "make it readable by that user (chmod o+rX on it and its parent directories) or set `agent.user: off`"
 
 
@@ -139,8 +142,28 @@ def _private_dirs(uid: int, gid: int) -> tuple[str, str]:
     return str(own / "home"), str(own / "tmp")
 
 
-def identity_for(setting: str, what: str = "agent") -> Identity | None:
-    """The user `what` (agent or service) runs as, or None (the gate's own user) with the reason noted."""
+def _spare(base: tuple[str, int, int], instance: int) -> tuple[str, int, int]:
+    """Instance `instance`'s own uid (the first is the base user's): a numeric uid no account has, in the
+    base user's group, so instances of one run cannot read each other's /proc (the worker's token)."""
+    name, _, gid = base
+    uid = SPARE_UIDS + instance
+    while _taken(uid):
+        uid += 100
+    return f"{name}+{instance}", uid, gid
+
+
+def _taken(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+def identity_for(setting: str, what: str = "agent", instance: int = 0) -> Identity | None:
+    """The user `what` (agent or service) runs as, or None (the gate's own user) with the reason noted.
+    Under `auto` each agent instance after the first gets a uid of its own (`_spare`); a user named in the
+    config is that user for every instance."""
     if setting == "off":
         _state["notes"].add(f"user: off: {what}s run as the gate's own user")
         return None
@@ -151,17 +174,21 @@ def identity_for(setting: str, what: str = "agent") -> Identity | None:
         _state["notes"].add(f"not separated: the gate runs as uid {os.geteuid()}, not root, so the agent "
                             "runs as the same user and can read the gate's files and environment")
         return None
-    if (setting, what) not in _state["identities"]:
+    instance = instance if setting == "auto" else 0
+    key = (setting, what, instance)
+    if key not in _state["identities"]:
         try:
             name, uid, gid = _user(setting, what)
         except KeyError:
             raise Unreachable(f"agent.user: {setting}: no such user on this machine; create it "
                               "(useradd --system) or set `agent.user: auto` or `off`") from None
-        _state["identities"][setting, what] = Identity(name, uid, gid, *_private_dirs(uid, gid))
+        if instance:
+            name, uid, gid = _spare((name, uid, gid), instance)
+        _state["identities"][key] = Identity(name, uid, gid, *_private_dirs(uid, gid))
         exposed = docker_socket.guard(name, uid, gid)  # before it starts: the engine is root on the host
         if exposed:
             _state["notes"].add(exposed)
-    return _state["identities"][setting, what]
+    return _state["identities"][key]
 
 
 def _allows(st: os.stat_result, who: Identity, bits: int) -> bool:
@@ -244,10 +271,11 @@ def check(who: Identity, argv: list[str], cwd: Path, env: dict[str, str], named=
 
 
 def choose(setting: str, argv: list[str], cwd: Path, env: dict[str, str], what: str = "agent",
-           named=()) -> Identity | None:
-    """The user `what` runs as. `auto` falls back to the gate's user (noted) when its world (see `check`)
-    is out of reach; a named user raises Unreachable."""
-    who = identity_for(setting, what)
+           named=(), instance: int = 0) -> Identity | None:
+    """The user `what` runs as (`instance`: which agent instance, each its own uid under `auto`). `auto`
+    falls back to the gate's user (noted) when its world (see `check`) is out of reach; a named user
+    raises Unreachable."""
+    who = identity_for(setting, what, instance)
     if who is None:
         return None
     try:
@@ -259,7 +287,10 @@ def choose(setting: str, argv: list[str], cwd: Path, env: dict[str, str], what: 
                             "as the gate's own user; make it readable by that user (chmod o+rX on it and its parent "
                             "directories) to separate it, or set `agent.user: off` to say so")
         return None
-    _state["enforced"].add(f"{what}s run as {who.describe()} with a private HOME and TMPDIR")
+    if not instance or setting != "auto":
+        _state["enforced"].add(f"{what}s run as {who.describe()} with a private HOME and TMPDIR"
+                               + (", each instance after the first as a uid of its own" if setting == "auto" and
+                                  what == "agent" else ""))
     _state["used"].setdefault(what, set()).add(who.uid)
     return who
 

@@ -86,6 +86,8 @@ def _run(inputs, workdir: Path, workspace: Path, out):
     # JUnit `file` and the report's `config` then work from the repository root, whatever working-directory is
     label = workflow.relative(config_path, workspace)
     loaded = load_config(config_path, {"seed": inputs.seed, "runs": inputs.runs, "agent.time_scale": inputs.time_scale})
+    if not inputs.allow_unboxed:
+        refuse_unboxed(loaded)
     loaded.redactor.add(inputs.github_token or "", "github-token")
     for value in loaded.redactor.values:
         workflow.mask(value, out)
@@ -121,6 +123,21 @@ def _run(inputs, workdir: Path, workspace: Path, out):
     out.write(f"chaos-gate: {v.verdict.upper()} score {'n/a' if v.score is None else f'{v.score:.1f}'}"
               f"{f' · {unattacked}' if unattacked else ''}\n")
     return report, loaded, paths
+
+
+def refuse_unboxed(loaded) -> None:
+    """The config is the pull request's: a hostile PR could set `user: off` and run its agent as the gate's
+    own user, next to GitHub's token and files. The Action refuses that unless its workflow says so."""
+    config = loaded.config
+    keys = ([("agent", "user")] if config.agent.user == "off" else []) + \
+        [("services", i, "user") for i, service in enumerate(config.services) if service.user == "off"]
+    if not keys:
+        return
+    problems = [f"{loaded.path}:{loaded.line_of(*key)}: {'.'.join(map(str, key))}: off runs it as the gate's own "
+                "user, outside its box, and the Action refuses that for a config a pull request can change — drop "
+                "the key (the agent then runs as a user of its own), or set the Action input `allow-unboxed: "
+                "true` for trusted code" for key in keys]
+    raise ConfigError(problems[0], problems)
 
 
 def _progress(out) -> dict:

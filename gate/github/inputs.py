@@ -71,6 +71,7 @@ class ActionInputs:
     merge: bool = False
     reports: str = "**/report.json"
     baseline_report: str | None = None
+    allow_unboxed: bool = False
 
 
 def read_inputs(env=os.environ) -> ActionInputs:
@@ -94,4 +95,5 @@ def read_inputs(env=os.environ) -> ActionInputs:
         merge=_bool("merge", raw("merge", env), False),
         reports=raw("reports", env) or "**/report.json",
         baseline_report=raw("baseline-report", env),
+        allow_unboxed=_bool("allow-unboxed", raw("allow-unboxed", env), False),
     )

@@ -71,6 +71,8 @@ class RunResult(BaseModel):
     trace: list[TraceStep] = Field(default_factory=list)
     state: dict | None = Field(default=None, description="Final world state (kept for failing runs).")
     usage: TokenUsage | None = Field(default=None, description="Tokens and cost of the run's LLM calls.")
+    log: str = Field(default="", exclude=True, description="What the agent's log gained during the run (its end): "
+                                                          "becomes the cell's log_tail when the cell fails.")
 
 
 class InvariantOutcome(BaseModel):

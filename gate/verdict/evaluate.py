@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import shlex
 
-from gate.report.log_tail import CRASH_REASONS, log_tail_of
+from gate.report.log_tail import CRASH_REASONS, LOG_TAIL_CHARS, log_tail_of
 from gate.contracts import InvariantBase, Observation
 from gate.contracts.base import SEVERITY_RANK
 from gate.plan import Cell
@@ -140,8 +140,10 @@ def _skipped_note(why: str, runs: list[RunResult]) -> str:
 
 
 def _log_tail(runs: list[RunResult]) -> str | None:
-    """The agent's log tail of the first crash or non-zero exit among the runs."""
-    return next((tail for r in runs if r.reason in CRASH_REASONS and (tail := log_tail_of(r.detail))), None)
+    """The agent's log tail of the first crash or non-zero exit among the runs, else what the log gained
+    during the first run that failed a check (an agent that logged its traceback and answered 200)."""
+    crashed = next((tail for r in runs if r.reason in CRASH_REASONS and (tail := log_tail_of(r.detail))), None)
+    return crashed or next((r.log[-LOG_TAIL_CHARS:] for r in runs if r.log.strip()), None)
 
 
 FORGED = "the agent tried to forge the gate's trace (refused, and this run is not judged)"
