@@ -57,6 +57,10 @@ def test_every_client_reaches_the_sim(chaos_run, chaos_sim):
         "Hi from the sim."
     assert genai.Client().models.generate_content(model="gemini-2.5-flash", contents="hello").text == \\
         "Hi from the sim."
+    assert openai.AzureOpenAI().chat.completions.create(model="my-deployment", messages=hello).choices[0].message \\
+        .content == "Hi from the sim."  # AZURE_OPENAI_ENDPOINT, its key and api-version, all set by the plugin
+    assert chaos_run.azure().chat.completions.create(model="d", messages=hello).choices[0].message.content == \\
+        "Hi from the sim."
     chaos_sim.rule("bye", answer="See you.")
     bye = [{"role": "user", "content": "bye"}]
     assert openai.OpenAI().chat.completions.create(model="m", messages=bye).choices[0].message.content == "See you."

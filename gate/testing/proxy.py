@@ -119,6 +119,14 @@ class ChaosRun:
 
         return openai.OpenAI(base_url=self.env["OPENAI_BASE_URL"], api_key=kw.pop("api_key", "sk-chaos-gate-sim"), **kw)
 
+    def azure(self, **kw):
+        """An Azure OpenAI client on the proxy (AZURE_OPENAI_ENDPOINT and the api-version the gate set)."""
+        import openai
+
+        return openai.AzureOpenAI(azure_endpoint=self.env["AZURE_OPENAI_ENDPOINT"],
+                                  api_version=kw.pop("api_version", self.env.get("OPENAI_API_VERSION")),
+                                  api_key=kw.pop("api_key", "chaos-gate-sim"), **kw)
+
     def anthropic(self, **kw):
         import anthropic
 

@@ -24,7 +24,8 @@ from gate.plan.seeds import derive_seed
 
 SIM_LLMS = [{"name": "openai", "provider": "openai", "upstream": "sim"},
             {"name": "anthropic", "provider": "anthropic", "upstream": "sim"},
-            {"name": "gemini", "provider": "gemini", "upstream": "sim"}]
+            {"name": "gemini", "provider": "gemini", "upstream": "sim"},
+            {"name": "azure", "provider": "azure", "upstream": "sim"}]
 
 
 class SpecError(ValueError):
