@@ -38,8 +38,10 @@ RUN apt-get update -qq \
 # The unprivileged users the agent and its services run as while the gate stays root (docs/security.md,
 # gate/agent/separation.py): two, so the agent cannot read a service's /proc either. They own nothing of
 # the image, the workspace or the runner's files.
+# chaos-agent-1..7: one more for each concurrent agent instance, so no instance reads another's /proc.
 RUN useradd --system --create-home --shell /usr/sbin/nologin chaos-agent \
- && useradd --system --create-home --shell /usr/sbin/nologin chaos-service
+ && useradd --system --create-home --shell /usr/sbin/nologin chaos-service \
+ && for n in 1 2 3 4 5 6 7; do useradd --system --no-create-home --shell /usr/sbin/nologin "chaos-agent-$n"; done
 
 WORKDIR /opt/chaos-gate
 COPY profiles ./profiles

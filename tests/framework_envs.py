@@ -4,9 +4,10 @@ The ten frameworks after the first five cannot share the test environment: insta
 would move its pinned pydantic, openai, google-genai, mcp, rich and starlette. They need not:
 the agent under test is another process, so it can run on another interpreter. Each group
 below is one virtualenv of pinned versions (CrewAI and Google ADK disagree on
-opentelemetry-sdk, so they live apart), built once with `uv` under ~/.cache/chaos-gate
-and reused while its pins are unchanged (the folder is named by their hash). The Node
-frameworks share one `npm ci` of tests/agents/node_frameworks.
+opentelemetry-sdk, so they live apart; the oldest supported releases, tests/test_seam_oldest.py,
+are groups of their own, as LangChain's of that day wants openai 1.x and the Agents SDK's 2.x),
+built once with `uv` under ~/.cache/chaos-gate and reused while its pins are unchanged (the
+folder is named by their hash). The Node frameworks share one `npm ci` of tests/agents/node_frameworks.
 
 `python_for("crewai")` is the interpreter an agent on that framework runs with; a machine
 that cannot build the group fails the test with the installer's own words (CI must run them).
@@ -32,9 +33,23 @@ GROUPS = {
             "strands-agents[openai]==1.62.0", "openai==2.54.0"],
     # the MCP SDK's 1.x line, which published apps still pin (the test env has 2.x)
     "mcp1": ["mcp==1.12.4", "pydantic==2.11.7", "openai==2.54.0"],  # pydantic as a lock of its day had it
+    # the oldest release each seam supports (docs/reach.md), for the frameworks of the test env:
+    # the first whose tool-invocation function the seam patches exists (tests/test_seam_oldest.py)
+    "oldest": ["openai-agents==0.10.4", "pydantic-ai-slim[openai]==0.4.4", "anthropic==0.68.0",
+               "google-genai==1.11.0", "openai==2.19.0", "pydantic==2.12.3",  # the floors openai-agents sets
+               "opentelemetry-api==1.35.0"],  # pydantic-ai 0.4 imports `opentelemetry._events`, gone since
+    # langchain-core 0.2.32 made `langchain_core.tools.base`; its LangGraph and langchain-openai want openai 1.x
+    "oldest-langchain": ["langchain-core==0.2.32", "langgraph==0.2.4", "langchain-openai==0.1.21",
+                         "openai==1.109.1", "pydantic==2.8.2"],
+    # Agno 1.4.2: the first with `tool_hooks`, the sound twin's hook (the `execute` the seam patches is older)
+    "oldest-agno": ["agno==1.4.2", "openai==1.109.1", "pydantic==2.11.4"],
+    # one release below a floor: google-genai 1.10 calls functions, but has no async hook to patch
+    "below-floor": ["google-genai==1.10.0", "pydantic==2.12.3"],
 }
 GROUP_OF = {"crewai": "crew", "dspy": "crew", "smolagents": "crew", "agno": "crew",
-            "google-adk": "adk", "llama-index": "adk", "strands": "adk", "mcp1": "mcp1"}
+            "google-adk": "adk", "llama-index": "adk", "strands": "adk", "mcp1": "mcp1",
+            "oldest": "oldest", "oldest-langchain": "oldest-langchain", "oldest-agno": "oldest-agno",
+            "below-floor": "below-floor"}
 
 
 def _folder(group: str) -> Path:

@@ -6,8 +6,9 @@ system, so when the gate is root (the Action's container, most CI containers) ev
 command invocation and service process runs as an unprivileged user instead: `chaos-agent`
 (the image creates it), else `nobody` (65534), with a private writable HOME and TMPDIR made
 for the run. `agent.user` (and a service's `user`) names another user, or `off`. Under `auto`,
-each concurrent agent instance after the first runs as a uid of its own (61000 + its index, in
-the agent user's group), so no instance reads another's /proc — its worker's `/fn/` token.
+each concurrent agent instance after the first runs as `chaos-agent-N` (N its index; the image
+makes 1..7) where that account exists, so no instance reads another's /proc — its worker's `/fn/`
+token. Where it does not, the instances share the agent user and the report says so.
 
 `auto` (the default) separates only when the agent's world is reachable by that user: its
 working directory and the program it starts. Where it is not, or the gate is not root, the
@@ -38,7 +39,6 @@ from gate.agent import docker_socket
 
 DEFAULT_USERS = {"agent": "chaos-agent", "service": "chaos-service"}  # apart: the agent reads no service's /proc
 NOBODY = 65534
-SPARE_UIDS = 61000  # + instance: the uids of agent instances after the first (no account has them)
 FIX = "make it readable by that user (chmod o+rX on it and its parent directories) or set `agent.user: off`"
 
 
@@ -142,22 +142,16 @@ def _private_dirs(uid: int, gid: int) -> tuple[str, str]:
     return str(own / "home"), str(own / "tmp")
 
 
-def _spare(base: tuple[str, int, int], instance: int) -> tuple[str, int, int]:
-    """Instance `instance`'s own uid (the first is the base user's): a numeric uid no account has, in the
-    base user's group, so instances of one run cannot read each other's /proc (the worker's token)."""
-    name, _, gid = base
-    uid = SPARE_UIDS + instance
-    while _taken(uid):
-        uid += 100
-    return f"{name}+{instance}", uid, gid
-
-
-def _taken(uid: int) -> bool:
+def _spare(instance: int) -> tuple[str, int, int] | None:
+    """Instance `instance`'s own account (the first instance runs as the agent user): `chaos-agent-N`,
+    which the image creates for N up to 7, so instances of one run cannot read each other's /proc (the
+    worker's token). None when no such account exists: a uid no account has would break every program
+    that asks who it is (getpwuid), so the instances then share the agent user, and the report says so."""
     try:
-        pwd.getpwuid(uid)
-        return True
+        entry = pwd.getpwnam(f"{DEFAULT_USERS['agent']}-{instance}")
     except KeyError:
-        return False
+        return None
+    return entry.pw_name, entry.pw_uid, entry.pw_gid
 
 
 def identity_for(setting: str, what: str = "agent", instance: int = 0) -> Identity | None:
@@ -182,8 +176,11 @@ def identity_for(setting: str, what: str = "agent", instance: int = 0) -> Identi
         except KeyError:
             raise Unreachable(f"agent.user: {setting}: no such user on this machine; create it "
                               "(useradd --system) or set `agent.user: auto` or `off`") from None
-        if instance:
-            name, uid, gid = _spare((name, uid, gid), instance)
+        own = _spare(instance) if instance else None
+        if instance and own is None:
+            _state["notes"].add(f"agent instances share {name}: create the users {DEFAULT_USERS['agent']}-1 … -N "
+                                "(the image has them) to give each concurrent instance a uid of its own")
+        name, uid, gid = own or (name, uid, gid)
         _state["identities"][key] = Identity(name, uid, gid, *_private_dirs(uid, gid))
         exposed = docker_socket.guard(name, uid, gid)  # before it starts: the engine is root on the host
         if exposed:

@@ -207,5 +207,8 @@ def unmatched_reason(fault, offered: list[str], reach: Reach | None) -> str:
         parts.append(f"its tools were reached over HTTP ({', '.join(wire_tools)}) and never received {http_only}")
         return "; ".join(parts)
     if reach is not None and not reach.in_process:
-        parts.append(f"no in-process seam was loaded (the gate instruments {FRAMEWORKS}); {WAY_FORWARD}")
+        failed = "; ".join(reach.failed[:3])
+        parts.append(f"the agent's framework was found, but its seam could not patch it ({failed}): the tools ran "
+                     "untouched — check the installed version against the seam table (docs/reach.md)" if failed else
+                     f"no in-process seam was loaded (the gate instruments {FRAMEWORKS}); {WAY_FORWARD}")
     return "; ".join(parts)

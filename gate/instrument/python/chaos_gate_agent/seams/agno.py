@@ -5,7 +5,8 @@ An Agno tool (a plain function in `tools=[...]`, `@tool`, a Toolkit method) is a
 asks, Agno makes one `FunctionCall` per call, and `FunctionCall.execute()` (or its
 async twin `aexecute()`) runs the pre-hook, looks up its cache, runs the `tool_hooks`
 chain around the entrypoint, then the post-hook. The seam is that entrypoint, for one
-call: `_execute` / `_aexecute` run on a FunctionCall whose `function` is, for their
+call: `_execute` / `_aexecute` (3.1.4 on; `execute` / `aexecute` themselves before, tested
+back to 1.4.2) run on a FunctionCall whose `function` is, for their
 duration, a copy with the entrypoint instrumented (the agent's Function, shared by
 every call, is never changed). So:
 
@@ -66,9 +67,11 @@ def _instrumented(call):
 def patch(module):
     """`module` is agno.tools.function."""
     cls = module.FunctionCall
-    if getattr(cls._execute, "__chaos_gate__", False):
+    # 3.1.4 split the work of execute()/aexecute() into _execute/_aexecute; before, they were it
+    names = ("_execute", "_aexecute") if hasattr(cls, "_execute") else ("execute", "aexecute")
+    if getattr(getattr(cls, names[0]), "__chaos_gate__", False):
         return None
-    execute, aexecute = cls._execute, cls._aexecute
+    execute, aexecute = getattr(cls, names[0]), getattr(cls, names[1])
 
     @functools.wraps(execute)
     def _execute(self):
@@ -81,5 +84,6 @@ def patch(module):
             return await aexecute(self)
 
     _execute.__chaos_gate__ = _aexecute.__chaos_gate__ = True
-    cls._execute, cls._aexecute = _execute, _aexecute
+    setattr(cls, names[0], _execute)
+    setattr(cls, names[1], _aexecute)
     return "agno.FunctionCall.execute"

@@ -12,7 +12,11 @@ sees an injected hold.
 A FunctionTool built by hand (`FunctionTool(..., on_invoke_tool=fn)`) has no such
 handler: its `on_invoke_tool` is the body, and the SDK's documented behaviour for an
 exception there is a failed run. The seam instruments it for the duration of one call,
-on a shallow copy of the tool, so the agent's own object is never changed.
+on a shallow copy of the tool, so the agent's own object is never changed. The function
+the runner invokes it through is `_invoke_function_tool_with_metadata` since 0.19 and
+`invoke_function_tool` from 0.10.4 (where the failure-handling invoker appeared) to 0.18;
+the seam wraps whichever the installed SDK has (same keyword-only signature). Before 0.10.4
+`@function_tool` closed over its handler, with nothing to patch: the seam reports itself failed.
 
 Left alone: MCP tools (the `mcp` seam, or the proxy on the wire, traces their call),
 agent-as-tool and Codex tools (their nested runs' own tool calls are the ones to trace).
@@ -85,7 +89,11 @@ def patch(module):
     if getattr(invoker_cls.__call__, "__chaos_gate__", False):
         return None
     handled_call = invoker_cls.__call__
-    invoke_with_metadata = module._invoke_function_tool_with_metadata
+    # the function the runner invokes every FunctionTool through: its name since 0.19, and before
+    invoke_name = "_invoke_function_tool_with_metadata"
+    if not hasattr(module, invoke_name):
+        invoke_name = "invoke_function_tool"
+    invoke_with_metadata = getattr(module, invoke_name)
 
     @functools.wraps(handled_call)  # the SDK reads the invoker's signature to pick the context it passes
     async def __call__(self, ctx, input):
@@ -112,11 +120,11 @@ def patch(module):
 
     __call__.__chaos_gate__ = True
     invoker_cls.__call__ = __call__
-    module._invoke_function_tool_with_metadata = _invoke_function_tool_with_metadata
+    setattr(module, invoke_name, _invoke_function_tool_with_metadata)
     # the runner imports the invoke function by name: rebind it if it did so while agents.tool ran
     executing = sys.modules.get("agents.run_internal.tool_execution")
-    if getattr(executing, "_invoke_function_tool_with_metadata", None) is invoke_with_metadata:
-        executing._invoke_function_tool_with_metadata = _invoke_function_tool_with_metadata
+    if getattr(executing, invoke_name, None) is invoke_with_metadata:
+        setattr(executing, invoke_name, _invoke_function_tool_with_metadata)
     return "openai-agents.function_tool"
 
 
