@@ -80,14 +80,7 @@ def test_a_script_agent_on_the_oldest_release(name, variant, tmp_path):
     invoke = {"command": [python, str(AGENTS / "inprocess_a" / case.agent)], "env": agent_env(ledger, variant)}
     code, report, run, failed, logs = one_run(refund_config(tmp_path, invoke, case.fault, sim(case.on_error)),
                                               tmp_path / "out")
-    expected = (1, {case.breach}) if variant == "bug" else (0, set())
-    assert (code, failed) == expected, (run["reason"], run["checks"], run.get("output"), logs)
-    assert ledger_lines(ledger) == case.refunds[variant == "sound"], (run["output"], run["trace"])
-    first = [e for e in run["trace"] if e["kind"] == "tool"][0]
-    assert (first["target"], first["tool"], first["transport"], first["fault"], first["fault_status"]) == \
-           ("functions", "issue_refund", "function", case.fault["kind"], "fired")
-    reach = report["verdict"]["reach"]
-    assert case.seam in reach["in_process"] and not reach["failed"], reach
+    assert_caught_in_process(case, variant, ledger, code, report, run, failed, logs)
 
 
 @pytest.mark.parametrize("behaviour", ["bug", "sound"])
@@ -125,14 +118,7 @@ def test_a_crew_or_adk_framework_on_its_oldest_release(name, variant, tmp_path):
     interpreter(case.env, versions)
     ledger = tmp_path / "ledger.txt"
     code, report, run, failed, logs = one_run(c_config(tmp_path, case, variant, ledger), tmp_path / "out")
-    expected = (1, {case.breach}) if variant == "bug" else (0, set())
-    assert (code, failed) == expected, (run["reason"], run["checks"], run.get("output"), logs)
-    assert ledger_lines(ledger) == case.refunds[variant == "sound"], (run["output"], run["trace"])
-    first = [e for e in run["trace"] if e["kind"] == "tool"][0]
-    assert (first["target"], first["tool"], first["transport"], first["fault"], first["fault_status"]) == \
-           ("functions", "issue_refund", "function", case.fault["kind"], "fired")
-    reach = report["verdict"]["reach"]
-    assert case.seam in reach["in_process"] and not reach["failed"], reach
+    assert_caught_in_process(case, variant, ledger, code, report, run, failed, logs)
 
 
 def test_one_release_below_a_floor_the_seam_reports_failed_and_the_agent_runs_untouched(tmp_path):
@@ -180,3 +166,16 @@ def test_a_hand_built_function_tool_on_the_oldest_agents_sdk(tmp_path):
     (call,) = [e for e in trace if e.kind == "tool"]
     assert (call.target, call.tool, call.fault, call.fault_status, call.forwarded, call.extra["framework"]) == \
            ("functions", "issue_refund", "error", "fired", False, "openai-agents")
+
+
+def assert_caught_in_process(case, variant, ledger, code, report, run, failed, logs) -> None:
+    """The bug breaches its invariant and its twin passes; the tool was reached in-process, the fault fired,
+    and the reach line names the seam with none failed."""
+    expected = (1, {case.breach}) if variant == "bug" else (0, set())
+    assert (code, failed) == expected, (run["reason"], run["checks"], run.get("output"), logs)
+    assert ledger_lines(ledger) == case.refunds[variant == "sound"], (run["output"], run["trace"])
+    first = [e for e in run["trace"] if e["kind"] == "tool"][0]
+    assert (first["target"], first["tool"], first["transport"], first["fault"], first["fault_status"]) == \
+           ("functions", "issue_refund", "function", case.fault["kind"], "fired")
+    reach = report["verdict"]["reach"]
+    assert case.seam in reach["in_process"] and not reach["failed"], reach
