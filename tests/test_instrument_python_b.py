@@ -112,13 +112,11 @@ def gate_config(tmp_path, fw: Framework, behaviour: str):
     """)
 
 
-@pytest.mark.parametrize("behaviour", ["bug", "sound"])
-@pytest.mark.parametrize("name", list(FRAMEWORKS))
-def test_the_gate_catches_the_planted_bug_in_process_and_passes_its_sound_twin(name, behaviour, tmp_path):
-    fw = FRAMEWORKS[name]
-    needs(fw)
-    out = tmp_path / "out"
-    code = main(["run", "-c", str(gate_config(tmp_path, fw, behaviour)), "-o", str(out), "--quiet", "--full-report",
+def run_caught_in_process(config, fw, behaviour: str, out) -> tuple[dict, dict]:
+    """The real CLI on the framework's scenario alone: (the report, its one run), asserting that the bug
+    breaches the invariant meant for it (its twin nothing) and that the fault acted on the local function,
+    in-process, through this framework's seam."""
+    code = main(["run", "-c", str(config), "-o", str(out), "--quiet", "--full-report",
                  "--only", f"contract/*/{fw.scenario}"])
     report = load_report(out)
     (cell,) = report["verdict"]["cells"]
@@ -127,11 +125,19 @@ def test_the_gate_catches_the_planted_bug_in_process_and_passes_its_sound_twin(n
     failed = sorted(c["invariant"] for c in run["checks"] if not c["passed"])
     assert failed == ([fw.catches] if behaviour == "bug" else []), (run["checks"], run["output"], logs)
     assert (code != 0) == (behaviour == "bug")
-    # the fault acted on the local function, in-process, through this framework's seam
     faulted = [s for s in run["trace"] if s["fault"]]
     assert [(s["target"], s["transport"], s["tool"], s["fault_status"]) for s in faulted] == [
-        ("functions", "function", "issue_refund", "fired")]
+        ("functions", "function", "issue_refund", "fired")], (run["trace"], logs)
     assert fw.seam in report["verdict"]["reach"]["in_process"]
+    return report, run
+
+
+@pytest.mark.parametrize("behaviour", ["bug", "sound"])
+@pytest.mark.parametrize("name", list(FRAMEWORKS))
+def test_the_gate_catches_the_planted_bug_in_process_and_passes_its_sound_twin(name, behaviour, tmp_path):
+    fw = FRAMEWORKS[name]
+    needs(fw)
+    report, run = run_caught_in_process(gate_config(tmp_path, fw, behaviour), fw, behaviour, tmp_path / "out")
     # what really happened, seen from the agent's side: the ledger, and the reply
     assert ledger_lines(tmp_path / "ledger.jsonl") == fw.ledger[behaviour]
     if name == "langgraph":

@@ -233,10 +233,10 @@ def _judge(index: int, raw, obs: Observation, invariants: list[InvariantBase]):
         steps, times, bodies = [], [], []
     state = obs.state
     worlds = {k[6:]: v for k, v in state.items() if k.startswith("world:")} if state else None
-    failed = worlds and not all(c.passed for c in checks)
+    clean = all(c.passed for c in checks)
     result = RunResult(run=index, reason=raw.reason, status=raw.status, output=raw.output, detail=raw.detail,
-                       checks=checks, trace=steps, usage=state.get("usage"), state=worlds if failed else None,
-                       log=getattr(raw, "log", "") if not all(c.passed for c in checks) else "")
+                       checks=checks, trace=steps, usage=state.get("usage"), state=None if clean else worlds,
+                       log="" if clean else getattr(raw, "log", ""))  # kept for failing runs only
     if state.get("seam_failed"):  # a harness error: the gate's part failed, whatever the agent then did
         result.error = ("the gate's in-process seam failed in the agent's process (the tool ran untouched): "
                         + "; ".join(state["seam_failed"]))

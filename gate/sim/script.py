@@ -49,6 +49,15 @@ INSTRUCTION = walk.INSTRUCTION  # an order planted in a tool's answer (the walk,
 OUTPUT_TOOL = re.compile(r"^(final_result|final_output|output|respond|structured_output)", re.IGNORECASE)
 
 
+FALLBACK_NOTES = {"default": "sim fallback: no rule scripted this turn; answered `default`",
+                  "generated": "sim fallback: no rule gave an `output`; answered an object generated from the schema"}
+
+
+def _schema_named(conv: Conversation) -> str:
+    name = conv.schema_name or str((conv.response_schema or {}).get("title") or "")
+    return f" '{name}'" if name else ""
+
+
 @dataclass
 class Progress:
     """Where a script stands after the latest user message."""
@@ -142,6 +151,7 @@ class Script:
         # why this turn is not what a rule scripted, when it is not: "default" (the `default` text) or
         # "generated" (an object made from the response schema); the report warns on every one
         self.fallback: str | None = None
+        self.said_default = False  # a trace note already says this turn answered `default` (_calls)
         if self.state.results:
             said = [self._quotable(r.content) for r in self.state.results]
             self.ctx["tool_result"], self.ctx["results"] = said[-1], "\n".join(said)
@@ -150,7 +160,7 @@ class Script:
         """A tool result as the answer quotes it: an order planted in it is data a model that is not fooled
         does not repeat (`injection: obey` plays the one that is: _obeyed)."""
         if self.spec.injection != "obey" and INSTRUCTION.search(content):
-            return walk.quoted(content)
+            return walk.IGNORED_ORDERS
         return content
 
     # -- the decision ----------------------------------------------------------------
@@ -163,6 +173,12 @@ class Script:
         turn = self._honour_tool_choice(turn)
         turn.usage = sim_usage(conv, turn)
         return turn
+
+    def fallback_note(self) -> str | None:
+        """The trace's word on a fallback this turn took, unless a note of the turn already says it."""
+        if self.fallback == "generated" or self.fallback and not self.said_default:
+            return FALLBACK_NOTES[self.fallback] + _schema_named(self.conv)
+        return None
 
     def _rule(self) -> tuple[SimRule | None, re.Match | None]:
         text = self.conv.latest_user_text()
@@ -209,7 +225,7 @@ class Script:
         if self.conv.response_schema is None and not self.conv.json_mode:
             return True
         steps = rule.script()
-        step = steps[min(progress(self.conv).done, len(steps) - 1)]
+        step = steps[min(self.state.done, len(steps) - 1)]
         return step.call is None or any(c.tool in self.conv.tool_names for c in step.calls())
 
     def _unmatched(self) -> Turn:
@@ -311,7 +327,7 @@ class Script:
             self.notes.append(f"sim: the rule calls {', '.join(missing)}, which the request did not offer "
                               f"(offered: {names})" + ("; answered `default`" if not usable else ""))
         if not usable:
-            self.fallback = "default"
+            self.fallback, self.said_default = "default", True
             return self._answer(SimStep(answer="{{default}}"))
         if not self.conv.parallel_tool_calls:
             usable = usable[:1]

@@ -22,13 +22,6 @@ from gate.sim.protocols import script_for
 from gate.sim.script import READ_THROUGH
 
 UNSUPPORTED = "sim: unsupported path"
-FALLBACK_NOTES = {"default": "sim fallback: no rule scripted this turn; answered `default`",
-                  "generated": "sim fallback: no rule gave an `output`; answered an object generated from the schema"}
-
-
-def _schema_named(conv: Conversation) -> str:
-    name = conv.schema_name or str((conv.response_schema or {}).get("title") or "")
-    return f" '{name}'" if name else ""
 
 
 def _response(status: int, content_type: str, parts: list[bytes], note: str = "") -> UpstreamResponse:
@@ -97,10 +90,9 @@ class SimUpstream:
         ident = stable_id("", info.path, body.decode("utf-8", "replace"))  # same request, same ids
         self._remember(dialect, conv, turn, ident)
         encoded = dialect.encode(turn, conv, ident, self.spec.chunk_chars)
-        fallback = getattr(script, "fallback", None)
-        said = any("`default`" in note for note in script.notes)  # a note that already says why
-        notes = script.notes + ([FALLBACK_NOTES[fallback] + _schema_named(conv)]
-                                if fallback == "generated" or fallback and not said else [])
+        fallback = getattr(script, "fallback", None)  # a text protocol's script may not say
+        said = script.fallback_note() if fallback else None
+        notes = script.notes + ([said] if said else [])
         resp = _response(encoded.status, encoded.content_type, encoded.parts, "; ".join(notes))
         resp.fallback = fallback
         return resp

@@ -160,20 +160,16 @@ def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+IGNORED_ORDERS = "data with instructions in it, which I did not follow"  # what a model not fooled says of it
 INSTRUCTION = re.compile(r"(ignore (all )?(previous|prior) instructions|system notice|new instructions|"
                          r"^\s*important\b)", re.IGNORECASE | re.MULTILINE)
-
-
-def quoted(text: str) -> str:
-    """What a model that ignores the order says of data carrying one."""
-    return "data with instructions in it, which I did not follow"
 
 
 def _excerpt(text: str) -> str:
     """What a tool returned, as the answer quotes it; an answer carrying orders is data a capable model
     does not repeat (with `injection: obey` the script, not the walk, plays the model that falls for it)."""
     if INSTRUCTION.search(text):
-        return quoted(text)
+        return IGNORED_ORDERS
     flat = " ".join(text.split())
     return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "…"
 

@@ -78,15 +78,15 @@ def void_unseen(cells: list[CellResult], unmatched: list[tuple[str, str]]) -> No
     """An invariant whose `tool:` glob met no call in any cell judged a tool the gate never saw (a
     misspelt name, a tool out of reach): it is vacuous (soundness.py says so), so its breaches are not
     judged — one invariant is never both breached and vacuous — and a cell it alone failed passes."""
-    globs: dict[str, list[str]] = {}
+    glob_of: dict[str, str] = {}  # invariant id -> the first of its globs that met no call
     for inv_id, glob in unmatched:
-        globs.setdefault(inv_id, []).append(glob)
+        glob_of.setdefault(inv_id, glob)
     for cell in cells:
         voided = False
         for outcome in cell.invariants:
-            if outcome.id in globs and outcome.breached:
+            if outcome.id in glob_of and outcome.breached:
                 outcome.breached, outcome.not_judged_runs = False, outcome.total_runs
-                outcome.message = (f"not judged: it names tool '{globs[outcome.id][0]}', which no cell was seen "
+                outcome.message = (f"not judged: it names tool '{glob_of[outcome.id]}', which no cell was seen "
                                    f"calling (vacuous); it found: {outcome.message}")
                 voided = True
         if voided and cell.status == "fail" and not any(o.breached for o in cell.invariants) \

@@ -50,11 +50,16 @@ def build_reach(seen: list[dict]) -> Reach:
         for name, agent in w.get("handoffs", {}).items():
             handed[name] = handed.get(name) or agent
     handoffs = _handoff_lines([f"{n} → {a}" if a else n for n, a in handed.items()])
-    died = {cmd: f"`{cmd}`: " + (f"its stderr ends: {_last_lines(d.get('tail', ''))} " if _last_lines(
-        d.get("tail", "")) else "") + f"(the agent's client saw {d.get('error', '') or 'it end'})"
-            for w in seen for cmd, d in w.get("start_failures", {}).items()}
+    died = {cmd: _died(cmd, d) for w in seen for cmd, d in w.get("start_failures", {}).items()}
     return Reach(wire=wire, in_process=ok, failed=failed, offered=offered, called=called, handoffs=handoffs,
                  died=sorted(died.values()))
+
+
+def _died(command: str, failure: dict) -> str:
+    """A tool server that died as it started, in one line: its command, its stderr's end, what the client saw."""
+    said = _last_lines(failure.get("tail", ""))
+    return (f"`{command}`: " + (f"its stderr ends: {said} " if said else "")
+            + f"(the agent's client saw {failure.get('error', '') or 'it end'})")
 
 
 def _last_lines(text: str, count: int = 2, limit: int = 300) -> str:

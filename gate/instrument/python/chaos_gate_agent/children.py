@@ -34,15 +34,6 @@ class StderrTee:
         self._thread = threading.Thread(target=self._copy, name="chaos-gate-stderr-tee", daemon=True)
         self._thread.start()
 
-    def fileno(self) -> int:
-        return self.file.fileno()
-
-    def write(self, text: str) -> int:
-        return self.file.write(text)
-
-    def flush(self) -> None:
-        self.file.flush()
-
     def _copy(self) -> None:
         while True:
             try:
