@@ -150,3 +150,13 @@ def open_dir():
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+def same_text(a: str, b: str, context: int = 2) -> None:
+    """Assert two texts (reports' verdict sections) are equal; on a difference the message is a unified
+    diff, short enough that CI's tail of the output shows what differed rather than one long string."""
+    import difflib
+
+    if a != b:
+        diff = difflib.unified_diff(a.splitlines(True), b.splitlines(True), "first", "second", n=context)
+        raise AssertionError("texts differ:\n" + "".join(list(diff)[:120]))

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, fast_clock, load_report
+from conftest import ROOT, fast_clock, load_report, same_text
 from gate.cli import main
 
 SDK = ROOT / "examples" / "sdk_agent"
@@ -94,8 +94,7 @@ def test_same_seed_same_faults_at_any_concurrency(gate_env, tmp_path):
         out = tmp_path / f"k{k}"
         main(["run", "-c", str(profile_cfg), "-o", str(out), "--quiet", "--full-report", "--concurrency", str(k), *extra])
         reports.append(json.loads((out / "report.json").read_text()))
-    a, b = (json.dumps(r["verdict"], indent=1) for r in reports)
-    assert a == b
+    same_text(*(json.dumps(r["verdict"], indent=1) for r in reports))
     fired = [s["fault"] for c in reports[0]["verdict"]["cells"] for r in c["runs"] for s in r["trace"] if s["fault"]]
     assert fired  # probabilistic faults did land somewhere
 
