@@ -18,6 +18,7 @@ from conftest import EXAMPLE, ROOT, load_report
 from fake_github import FakeGitHub
 
 BASE = "local/python-base"
+pytestmark = pytest.mark.xdist_group("docker")  # one worker: each test counts the engine's agent containers
 
 
 def engine_ready() -> bool:
@@ -182,11 +183,13 @@ agent:
     command: [python3, agents/hostile_agent.py]
     env: {SECRET_NAME: DEPLOY_NOTE, GATE_FILE: /opt/chaos-gate/gate/__init__.py, DAEMON: "1", DAEMON_SLEEP: "2",
           REPORT_DIR: /github/workspace/agent/chaos-gate-report, OUTPUT_FILE: /github/file_commands/output,
-          SUMMARY_FILE: /github/file_commands/summary.md, FORGE: "1", SERVICE_MARK: echo_service.py}
+          SUMMARY_FILE: /github/file_commands/summary.md, FORGE: "1", SERVICE_MARK: echo_service.py, BYPASS: "1"}
   invoke:
     http: {url: "{{url}}/chat", body: {input: "{{input}}"}, output: $.reply}
   timeout: 10
   offline: true
+tools:
+  - {name: svc, env: SVC_URL, upstream: "{{services.svc.url}}"}
 inputs:
   - {id: hello, text: "say hello"}
 mutation: {enabled: false}
@@ -243,7 +246,8 @@ class SocketRelay:
 def test_hostile_agent_in_the_action_image_reaches_nothing(action_image, tmp_path):
     """Issue 41's must-show in the image: the agent (chaos-agent) tries the gate's and a service's environ, the
     gate's installation, memory, stdout and signals, forges GitHub's output, step summary and the reports, leaves a
-    setsid daemon and drives the mounted docker socket. Each is refused; the verdict and exit code are the gate's."""
+    setsid daemon, drives the mounted docker socket and posts a write straight to the service's port. Each is refused
+    or caught; the verdict and exit code are the gate's: an ERROR, since the run went around the proxy."""
     gid = int(subprocess.run(["docker", "run", "--rm", "--entrypoint", "id", action_image, "-g", "chaos-agent"],
                              capture_output=True, text=True, check=True).stdout)
     relay_dir = tmp_path / "engine"
@@ -273,7 +277,7 @@ def test_hostile_agent_in_the_action_image_reaches_nothing(action_image, tmp_pat
                          ["--network", "none"], {SECRET_NAME: SECRET, "GITHUB_TOKEN": "ghs_app_token"}, engine)
     finally:
         relay.close()
-    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]  # the gate's FAIL, not the agent's PASS
+    assert run.returncode == 2, run.stdout[-3000:] + run.stderr[-2000:]  # the gate's ERROR, not the agent's PASS
     out_dir = workspace / "agent" / "chaos-gate-report"
     report = json.loads((out_dir / "report.json").read_text())
     logs = "".join(p.read_text() for p in (out_dir / "logs").glob("agent-*.log"))
@@ -292,11 +296,16 @@ def test_hostile_agent_in_the_action_image_reaches_nothing(action_image, tmp_pat
     texts = [run.stdout, run.stderr] + [p.read_text(errors="replace") for p in (*workspace.rglob("*"), *files.rglob("*"))
                                         if p.is_file()]
     assert not any(SECRET in text for text in texts)
-    assert report["verdict"]["verdict"] == "fail" and not (out_dir / "forged.txt").exists()
+    assert report["verdict"]["verdict"] == "error" and not (out_dir / "forged.txt").exists()
+    # no namespace here, so the write reached the service — and the service's watch caught it: not judged
+    assert found["bypass"].startswith("sent ") and ":200" in found["bypass"], found
+    cell = report["verdict"]["cells"][0]
+    assert (cell["status"], cell["reason"]) == ("error", "bypassed_proxy"), (cell["reason"], cell["error"])
+    assert "service 'svc' got" in cell["error"] and "not watched" not in report["run"]["separation"]
     assert any(DAEMON_MARK in cmd for cmd in report["run"]["left_running"]), report["run"]
     outputs = (files / "output").read_text().splitlines()
-    assert [x for x in outputs if x.startswith("verdict=")] == ["verdict=fail"], outputs
+    assert [x for x in outputs if x.startswith("verdict=")] == ["verdict=error"], outputs
     assert len([x for x in outputs if x.startswith("score=")]) == 1 and "score=100.00" not in outputs, outputs
     summary = (files / "summary.md").read_text()
-    assert "chaos-gate: **FAIL**" in summary and "PASS** (forged)" not in summary and "<!--\n" not in summary
+    assert "chaos-gate: **ERROR**" in summary and "PASS** (forged)" not in summary and "<!--\n" not in summary
     assert all((p.stat().st_mode & 0o022) == 0 for p in (files, files / "output", files / "summary.md"))

@@ -67,7 +67,7 @@ def test_errors_are_not_failures_and_make_the_verdict_error():
     stages = score_stages(cfg, cells)
     assert stages[0].score == 100.0  # the error cell is not scored as an agent failure
     verdict, code, reasons = decide(cfg, cells, stages, overall_score(stages))
-    assert (verdict, code) == ("error", 2) and "harness errors" in reasons[0]
+    assert (verdict, code) == ("error", 2) and "could not be judged" in reasons[0]
 
 
 def test_fail_on_never_reports_only():

@@ -75,8 +75,9 @@ class AgentProcess:
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path,
                  user: str = "off", configured: frozenset[str] = frozenset(), what: str = "agent",
                  network: str = "host", proxy_ports: tuple[int, ...] = (), port: int | None = None,
-                 instance: int = 0):
+                 instance: int = 0, finish_env=None):
         self.argv, self.cwd, self.env, self.log_path = argv, cwd, env, log_path
+        self.finish_env = finish_env  # (identity, env) -> None: what the environment needs once the user is known
         self.instance = instance  # which agent instance: each its own uid (gate/agent/separation.py)
         self.user, self.configured, self.what = user, configured, what
         self.network, self.proxy_ports, self.port = network, proxy_ports, port
@@ -118,6 +119,8 @@ class AgentProcess:
     def spawn(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = self._separate()
+        if self.finish_env is not None:
+            self.finish_env(self.identity, env)
         argv, user, fds = self._isolated()
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child's stdout: handed to Popen, closed in `finally`
         try:

@@ -110,9 +110,9 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     workers_needed = max(1, min(config.concurrency, len(cells) * config.runs))
     if hook_factory is None and needs_proxy(config):
         hook_factory = proxy_factory(config, record_dir, loaded.redactor.redact)
-    from gate.services.runtime import with_service_resets
+    from gate.services.runtime import with_service_hooks
 
-    hook_factory = with_service_resets(hook_factory)  # services reset or restarted before every cell run
+    hook_factory = with_service_hooks(hook_factory)  # services reset, restarted, watched for bypasses
     whole, cells = list(whole), list(cells)  # exploration extends both with the cells it plans
     exploration = Exploration.needed(loaded, cells, whole, invariants, on_plan, shard, only,
                                      plan_file=explore_plan, discover=discover)

@@ -24,7 +24,7 @@ from gate.contracts import InvariantBase, Observation
 from gate.errors import HarnessError
 from gate.plan import Cell
 from gate.report.model import RunResult, TraceStep
-from gate.verdict.evaluate import FORGED, check_run
+from gate.verdict.evaluate import BYPASSED, BYPASS_FIX, FORGED, check_run
 
 
 class RunHook(Protocol):
@@ -242,6 +242,8 @@ def _judge(index: int, raw, obs: Observation, invariants: list[InvariantBase]):
                         + "; ".join(state["seam_failed"]))
     if state.get("forged"):  # the agent's own doing, not the gate's: the run cannot be judged on its trace
         result.error = (f"{FORGED}: " + "; ".join(dict.fromkeys(state["forged"])))[:600]
+    elif state.get("bypassed"):  # calls the trace never saw: judged on it, the run could pass a double write
+        result.error = (f"{BYPASSED}: " + "; ".join(state["bypassed"]) + f"; {BYPASS_FIX}")[:600]
     return result, raw.latency_ms, times, state.get("faults"), bodies
 
 
@@ -282,6 +284,8 @@ def make_workers(loaded: LoadedConfig, count: int, log_dir: Path,
         for hook in hooks:
             if hasattr(hook, "agent_pid"):
                 hook.agent_pid = instance.pid  # the proxy's time base reads the agent's CPU (gate/agent/dilation.py)
+            if hasattr(hook, "agent_uid"):
+                hook.agent_uid = instance.uid  # whose connections around the proxy are this worker's (services/peers.py)
         workers.append(Worker(index, instance, hooks))
     return workers
 

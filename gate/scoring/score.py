@@ -10,6 +10,8 @@ cell (its faults could not alter any answer) was not judged: it counts nowhere.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from gate.config.models import STAGES, Config
 from gate.contracts import SEVERITY_WEIGHT
 from gate.contracts.base import SEVERITY_RANK
@@ -100,7 +102,8 @@ def decide(config: Config, cells: list[CellResult], stages: list[StageScore], sc
     reasons: list[str] = []
     errors = [c for c in cells if c.status == "error"]
     if errors:
-        reasons.append(f"{len(errors)} cell(s) could not be run (harness errors): first {errors[0].id}")
+        kinds = ", ".join(f"{reason} {n}" for reason, n in Counter(c.reason for c in errors).most_common())
+        reasons.append(f"{len(errors)} cell(s) could not be judged ({kinds}): first {errors[0].id}")
     floor = _severity_floor(gate.fail_on, comparison)
     breached = _critical_breaches(cells, floor) if floor else []
     if breached:

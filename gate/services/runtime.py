@@ -21,13 +21,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from gate.agent import reaper
+from gate.agent import reaper, separation
 from gate.agent import dilation
 from gate.agent.environment import agent_environment
 from gate.agent.process import AgentProcess, AgentStartError, argv_of, free_port
 from gate.templates import render
 from gate.config.models import ServiceSpec
 from gate.config.service_refs import render_services
+from gate.services.peers import PeerLog, PeerWatch, fronted
 
 RUNNING: ContextVar[list | tuple] = ContextVar("chaos_gate_services", default=())  # the services of the run in progress
 
@@ -43,6 +44,8 @@ class Service:
         self.known: dict = {}
         self.untouched = False  # started and not used by any cell run yet: no restart needed
         self.restarts = 0  # restarts per cell so far: the proxy keeps MCP sessions across them (proxy/mcp_sessions.py)
+        self.fronted = False  # a tool or model upstream names it: watch for requests around the proxy (peers.py)
+        self.peer_log: PeerLog | None = None
 
     def _env(self, known: dict, base: bool) -> dict[str, str]:
         spec = self.spec
@@ -80,8 +83,12 @@ class Service:
         cwd = (self.base_dir / self.spec.cwd) if self.spec.cwd else self.base_dir
         command = render_services(render(self.spec.command, {"host": self.host, "port": str(self.port)}), known)
         self.process = AgentProcess(argv_of(command), cwd, self._env(known, base=True), self.log_path,
-                                    user=self.spec.user, configured=frozenset(self.spec.env), what="service")
+                                    user=self.spec.user, configured=frozenset(self.spec.env), what="service",
+                                    finish_env=self._watch if self.fronted else None)
         self.process.spawn()
+
+    def _watch(self, who, env: dict[str, str]) -> None:
+        self.peer_log = PeerLog.prepare(self.spec.name, who, env)
 
     async def refresh(self, cell_id: str, run: int) -> None:
         """Fresh state before a cell run: the reset call, or a restart on the same port."""
@@ -141,7 +148,22 @@ async def _start_all(services: list[Service]) -> dict[str, dict[str, str]]:
     known: dict[str, dict[str, str]] = {}
     for service in services:
         known[service.spec.name] = await service.start(known)
+        _say_if_unwatched(service)
     return known
+
+
+def _say_if_unwatched(service: Service) -> None:
+    """One line of `run.separation` for a fronted service whose requests around the proxy go unseen."""
+    if not service.fronted:
+        return
+    if service.spec.docker is not None:
+        why = "it runs in a container"
+    elif service.peer_log is None:
+        why = "it runs as the gate's own user, so no uid tells the agent's connections from the gate's"
+    else:
+        why = service.peer_log.unwatched_reason()
+    if why is not None:
+        separation.note(f"service '{service.spec.name}' is not watched for requests sent around the proxy: {why}")
 
 
 @contextmanager
@@ -155,6 +177,8 @@ def running_services(loaded, log_dir: Path):
         yield loaded
         return
     services = [Service(spec, loaded.base_dir, log_dir, loaded.config.agent.time_scale) for spec in specs]
+    for service in services:
+        service.fronted = service.spec.name in fronted(loaded.config)
     try:
         try:
             known = run_async(reaper.interruptible(_start_all(services)))
@@ -193,10 +217,16 @@ class ServiceResets:
         pass
 
 
-def with_service_resets(hook_factory):
-    """`hook_factory` plus a ServiceResets hook when a running service resets or restarts per cell run
-    (load-time checks keep such a config at concurrency 1: the services are shared by every worker)."""
+def with_service_hooks(hook_factory):
+    """`hook_factory` plus the running services' worker hooks: ServiceResets when a service resets or
+    restarts per cell run (load-time checks keep such a config at concurrency 1: the services are shared
+    by every worker), and PeerWatch when a service is watched for requests around the proxy."""
     fresh = [s for s in RUNNING.get() if s.spec.reset is not None or s.spec.restart != "never"]
-    if not fresh:
+    logs = [s.peer_log for s in RUNNING.get() if s.peer_log is not None]
+    if not fresh and not logs:
         return hook_factory
-    return lambda index: [*(hook_factory(index) if hook_factory else []), ServiceResets(fresh)]
+
+    def hooks(index: int) -> list:
+        extra = ([ServiceResets(fresh)] if fresh else []) + ([PeerWatch(logs)] if logs else [])
+        return [*(hook_factory(index) if hook_factory else []), *extra]
+    return hooks

@@ -147,6 +147,9 @@ def _log_tail(runs: list[RunResult]) -> str | None:
 
 
 FORGED = "the agent tried to forge the gate's trace (refused, and this run is not judged)"
+BYPASSED = "the agent sent requests straight to a service, around the gate's proxy (this run is not judged)"
+BYPASS_FIX = "hand the agent the tool's proxied URL, not the service's own (`{{services.NAME.url}}`)"
+ERROR_REASONS = ((FORGED, "forged_trace"), (BYPASSED, "bypassed_proxy"))
 
 
 def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult], reproduce: str,
@@ -161,7 +164,8 @@ def fold_cell(cell: Cell, invariants: list[InvariantBase], runs: list[RunResult]
     breaches = sorted((o for o in outcomes if o.breached), key=lambda o: SEVERITY_RANK[o.severity])
     note, why = None, None if errors else inapplicable(cell, runs, fault_stats)
     if errors:  # the gate's own part failed, or the agent tried to forge the trace: judged neither way
-        status, reason = "error", "forged_trace" if any(e.startswith(FORGED) for e in errors) else "harness_error"
+        status, reason = "error", next((r for prefix, r in ERROR_REASONS if any(e.startswith(prefix) for e in errors)),
+                                       "harness_error")
     elif why is not None:
         status, reason, note, outcomes, flaky = "skipped", "not_applicable", _skipped_note(why, good), [], False
     elif breaches:

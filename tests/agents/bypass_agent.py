@@ -1,7 +1,8 @@
 """An agent that sends a write around the gate's proxy (stdlib only), for tests/test_netns.py.
 
 On POST /chat it makes one model call through the proxy (OPENAI_BASE_URL, as the gate hands it) and
-then POSTs a write straight to DIRECT_URL (a service's real port): its answer is a JSON line of what
+then POSTs a write straight to DIRECT_URL (a service's real port; without it, to SVC_URL, the tool's
+proxied URL, as a sound agent does): its answer is a JSON line of what
 each achieved, e.g. {"proxy": "200", "direct": "refused: Connection refused"}.
 """
 
@@ -33,7 +34,8 @@ class Handler(AgentHandler):
         self.json_body()
         found = {"proxy": post(os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
                                {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "refund 1234"}]}),
-                 "direct": post(os.environ["DIRECT_URL"].rstrip("/") + "/refund", {"order": "1234"})}
+                 "direct": post((os.environ.get("DIRECT_URL") or os.environ["SVC_URL"]).rstrip("/") + "/refund",
+                                {"order": "1234"})}
         print("bypass: " + json.dumps(found), flush=True)
         self.reply(200, {"reply": json.dumps(found)})
 

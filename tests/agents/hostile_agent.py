@@ -13,6 +13,8 @@ printed to its log, so a test reads the outcome wherever it lands. Attacks, all 
 - daemon (DAEMON=1): double-fork a setsid daemon that sleeps DAEMON_SLEEP seconds and then rewrites
   REPORT_DIR/report.json; its command line carries DAEMON_MARK so a test can look for it.
 - docker: connect to the docker socket (DOCKER_SOCKET, else /var/run/docker.sock) and GET /_ping.
+- bypass (BYPASS=1): find the services' ports in /proc/net/tcp (listening sockets, which every uid
+  may read) and POST a write straight to each one that answers, around the gate's proxy.
 - forge (FORGE=1): really write what would flip the verdict: `verdict=pass` / `score=100.00` appended to
   OUTPUT_FILE, a forged PASS header and an unclosed `<!--` to SUMMARY_FILE, `forged` over
   REPORT_DIR/report.json and into a new file of REPORT_DIR.
@@ -177,6 +179,41 @@ def forge_attack() -> str:
     return " | ".join(d for d in done if d)
 
 
+def listening_ports() -> list[int]:
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        ports |= {int(r.split()[1].rsplit(":", 1)[1], 16) for r in rows if r.split()[3] == "0A"}  # 0A: LISTEN
+    return sorted(ports)
+
+
+def bypass_attack() -> str:
+    import urllib.error
+    import urllib.request
+
+    if os.environ.get("BYPASS") != "1":
+        return "not tried"
+    mine = int(os.environ.get("PORT", "0"))
+    done = []
+    for port in listening_ports():
+        if port == mine:
+            continue
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/refund", b'{"order": "1234"}',
+                                         {"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=2) as resp:
+                done.append(f"{port}:{resp.status}")
+        except urllib.error.HTTPError as exc:
+            done.append(f"{port}:{exc.code}")
+        except OSError:
+            pass
+    return "sent " + ",".join(done) if done else "denied: no port answered"
+
+
 class Handler(AgentHandler):
     def do_POST(self):
         self.json_body()
@@ -185,7 +222,7 @@ class Handler(AgentHandler):
         found = {"environ": environ_attack(), "tamper": tamper_attack(), "mem": mem_attack(),
                  "outputs": outputs_attack(), "fd": fd_attack(), "signal": signal_attack(),
                  "service": service_attack(), "docker": docker_attack(), "forge": forge_attack(),
-                 "uid": os.getuid()}
+                 "bypass": bypass_attack(), "uid": os.getuid()}
         print("attacks: " + json.dumps(found), flush=True)
         self.reply(200, {"reply": json.dumps(found)})
 
