@@ -309,3 +309,31 @@ def test_hostile_agent_in_the_action_image_reaches_nothing(action_image, tmp_pat
     summary = (files / "summary.md").read_text()
     assert "chaos-gate: **ERROR**" in summary and "PASS** (forged)" not in summary and "<!--\n" not in summary
     assert all((p.stat().st_mode & 0o022) == 0 for p in (files, files / "output", files / "summary.md"))
+
+
+def test_an_agent_container_gets_no_socket_no_raw_sockets_and_no_new_privileges(tmp_path):
+    """What a docker agent's container is given by the gate: not the engine's socket, not CAP_NET_RAW (on the
+    host's network it could sniff the proxy's loopback traffic), and no setuid escalation inside."""
+    import time
+
+    from gate.agent.container import ContainerAgent, docker_client, placement
+
+    client = docker_client()
+    probe = ("import os; s = open('/proc/self/status').read(); caps = int(s.split('CapEff:')[1].split()[0], 16); "
+             "print('raw', bool(caps & (1 << 13)), 'nnp', s.split('NoNewPrivs:')[1].split()[0], "
+             "'sock', os.path.exists('/var/run/docker.sock'), flush=True); import time; time.sleep(30)")
+
+    class Spec:
+        command = ["python3", "-c", probe]
+
+    agent = ContainerAgent(client, BASE, Spec(), {}, 0, placement(client), tmp_path / "agent.log")
+    agent.spawn()
+    try:
+        for _ in range(100):
+            if "nnp" in agent.log_tail():
+                break
+            time.sleep(0.1)
+        assert agent.log_tail().split() == ["raw", "False", "nnp", "1", "sock", "False"], agent.log_tail()
+    finally:
+        agent.stop()
+    assert leftover_agents() == []

@@ -49,3 +49,22 @@ def test_only_a_directory_of_the_containers_own_file_system_is_closed():
     assert docker_socket._container_owned("/tmp/x", mounts)
     assert not docker_socket._container_owned("/host/run", mounts)
     assert not docker_socket._container_owned("/run", [("/", "ext4")])  # a host's root: never changed
+
+
+def test_a_tcp_docker_host_the_agent_could_drive_is_reported(open_dir):
+    """A TCP engine is an address, not a path: no mode keeps the agent from it, only proxy-only or TLS whose
+    client key it cannot read. The report says which holds."""
+    bare = {"DOCKER_HOST": "tcp://127.0.0.1:2375"}
+    line = docker_socket.tcp_note("nobody", 65534, 65534, bare)
+    assert line.startswith("DOCKER_HOST is tcp://127.0.0.1:2375: nobody (uid 65534) can drive that docker engine")
+    assert "proxy-only" in line
+    certs = open_dir / "certs"
+    certs.mkdir()
+    certs.chmod(0o755)
+    (certs / "key.pem").write_text("key")
+    tls = {**bare, "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": str(certs)}
+    (certs / "key.pem").chmod(0o600)  # the gate's own (root's): out of the agent's reach
+    assert docker_socket.tcp_note("nobody", 65534, 65534, tls) is None
+    (certs / "key.pem").chmod(0o644)  # readable: the agent can present it
+    assert docker_socket.tcp_note("nobody", 65534, 65534, tls).startswith("DOCKER_HOST is tcp://")
+    assert docker_socket.tcp_note("nobody", 65534, 65534, {"DOCKER_HOST": "unix:///var/run/docker.sock"}) is None

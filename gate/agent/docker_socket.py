@@ -19,8 +19,9 @@ write permission on the socket and search permission on every directory to it. W
   report's separation line says that the agent can drive the engine and how to close it.
 
 A TCP `DOCKER_HOST` is a network address, not a path: `agent.network: proxy-only` is what keeps an
-agent from it. Mount namespaces would hide the socket better, but a container action gets no
-CAP_SYS_ADMIN to make one.
+agent from it, or TLS whose client key the agent's user cannot read (`DOCKER_TLS_VERIFY` with
+`DOCKER_CERT_PATH`). Without either the report says so in one line (`tcp_note`). Mount namespaces would
+hide the socket better, but a container action gets no CAP_SYS_ADMIN to make one.
 """
 
 from __future__ import annotations
@@ -84,6 +85,26 @@ def _container_owned(directory: str, mounts: list[tuple[str, str]]) -> bool:
     best = max((m for m in mounts if directory == m[0] or directory.startswith(m[0].rstrip("/") + "/")),
                key=lambda m: len(m[0]), default=None)
     return best is not None and best[1] in CONTAINER_FILESYSTEMS
+
+
+def tcp_note(name: str, uid: int, gid: int, env=os.environ) -> str | None:
+    """A line for the report when DOCKER_HOST is a TCP address the user could talk to: no TLS, or TLS whose
+    client key it can read. Whether it reaches the address depends on its network: proxy-only closes it."""
+    host = env.get("DOCKER_HOST", "")
+    if not host.startswith("tcp://"):
+        return None
+    if env.get("DOCKER_TLS_VERIFY"):
+        key = Path(env.get("DOCKER_CERT_PATH") or Path(env.get("HOME", "/root")) / ".docker") / "key.pem"
+        try:
+            readable = all(_allows(os.stat(d), uid, gid, 1) for d in reversed(key.parents)) and \
+                _allows(os.stat(key), uid, gid, 4)
+        except OSError:
+            readable = False
+        if not readable:
+            return None
+    return (f"DOCKER_HOST is {host}: {name} (uid {uid}) can drive that docker engine over the network, which is "
+            "root on its machine, unless agent.network: proxy-only holds; use a unix socket, or TLS "
+            "(DOCKER_TLS_VERIFY) with a client key that user cannot read")
 
 
 def guard(name: str, uid: int, gid: int, env=os.environ) -> str | None:

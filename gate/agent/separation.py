@@ -182,9 +182,8 @@ def identity_for(setting: str, what: str = "agent", instance: int = 0) -> Identi
                                 "(the image has them) to give each concurrent instance a uid of its own")
         name, uid, gid = own or (name, uid, gid)
         _state["identities"][key] = Identity(name, uid, gid, *_private_dirs(uid, gid))
-        exposed = docker_socket.guard(name, uid, gid)  # before it starts: the engine is root on the host
-        if exposed:
-            _state["notes"].add(exposed)
+        exposed = [docker_socket.guard(name, uid, gid), docker_socket.tcp_note(name, uid, gid)]  # the engine is root
+        _state["notes"].update(line for line in exposed if line)
     return _state["identities"][key]
 
 
