@@ -4,7 +4,8 @@ is `error` / `bypassed_proxy` — never a pass whose trace counted one write whe
 
 Linux and root (the agent and the service run as users of their own; the uid of a connection's socket is
 what tells the agent from the gate). The agent is tests/agents/bypass_agent.py; its sound twin sends the
-same write to the tool's proxied URL and passes.
+same write to the tool's proxied URL and passes. The service is Python (echo_service.py) and Node
+(echo_service.cjs): each loads its own watch.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -28,6 +30,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(SYSTEM_P
 
 
 ECHO = [SYSTEM_PYTHON, str(AGENTS / "echo_service.py")]
+NODE_ECHO = [shutil.which("node") or "node", str(AGENTS / "echo_service.cjs")]
 
 
 def run(workdir: Path, direct: bool, service: list[str] = ECHO, concurrency: int = 1,
@@ -68,9 +71,11 @@ def run(workdir: Path, direct: bool, service: list[str] = ECHO, concurrency: int
     return json.loads((out / "report.json").read_text())
 
 
-@pytest.mark.parametrize("concurrency", [1, 2])
-def test_a_write_around_the_proxy_makes_the_run_unjudged(open_dir, concurrency):
-    report = run(open_dir, direct=True, concurrency=concurrency)
+@pytest.mark.parametrize("concurrency, service", [(1, ECHO), (2, ECHO), (1, NODE_ECHO)], ids=["python", "K2", "node"])
+def test_a_write_around_the_proxy_makes_the_run_unjudged(open_dir, concurrency, service):
+    if service is NODE_ECHO and not shutil.which("node"):
+        pytest.skip("no node here")
+    report = run(open_dir, direct=True, concurrency=concurrency, service=service)
     cells = report["verdict"]["cells"]
     assert cells and all((c["status"], c["reason"]) == ("error", "bypassed_proxy") for c in cells), \
         [(c["status"], c["reason"], c["error"]) for c in cells]
@@ -84,8 +89,11 @@ def test_a_write_around_the_proxy_makes_the_run_unjudged(open_dir, concurrency):
     assert report["verdict"]["verdict"] != "pass"
 
 
-def test_the_same_write_through_the_proxy_passes_and_is_traced(open_dir):
-    report = run(open_dir, direct=False)
+@pytest.mark.parametrize("service", [ECHO, NODE_ECHO], ids=["python", "node"])
+def test_the_same_write_through_the_proxy_passes_and_is_traced(open_dir, service):
+    if service is NODE_ECHO and not shutil.which("node"):
+        pytest.skip("no node here")
+    report = run(open_dir, direct=False, service=service)
     cells = report["verdict"]["cells"]
     assert [c["status"] for c in cells] == ["pass", "pass"], [(c["reason"], c["error"]) for c in cells]
     assert {"openai", "svc"} <= {s["target"] for c in cells for r in c["runs"] for s in r["trace"]}

@@ -8,11 +8,11 @@ the trace never sees it, and `side_effect_once` counts one write where there wer
 
 So the gate watches from the other side: a command service that fronts a tool or model and
 runs as a user of its own gets the peer watch loaded (chaos_gate_agent/peers.py through the
-bootstrap's `sitecustomize`), which appends a line for each connection whose socket belongs
+bootstrap's `sitecustomize`; node/peers.cjs through NODE_OPTIONS), which appends a line for each connection whose socket belongs
 to neither the gate's uid nor the service's. `PeerWatch`, one more worker hook, reads the lines
 a run added and keeps those of its own agent's uid: such a run is `error` / `bypassed_proxy`,
 judged neither way — its trace is known to be incomplete. A service the watch could not be
-loaded into (not Python, uvloop, the agent not separated from it) is named in one line of
+loaded into (neither Python nor Node, uvloop, the agent not separated from it) is named in one line of
 `run.separation`, never assumed watched.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gate.agent import separation
 from gate.config.service_refs import SERVICE_REF
-from gate.instrument.environment import PYTHON_BOOTSTRAP
+from gate.instrument.environment import NODE_HOOK, PYTHON_BOOTSTRAP, node_quote
 
 
 def fronted(config) -> set[str]:
@@ -54,6 +54,8 @@ class PeerLog:
         env["CHAOS_GATE_PEER_LOG"] = str(path)
         env["CHAOS_GATE_PEERS_OK"] = str(os.geteuid())
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PYTHON_BOOTSTRAP), env.get("PYTHONPATH", "")) if p)
+        hook = f"--require {node_quote(str(NODE_HOOK))}"
+        env["NODE_OPTIONS"] = f"{hook} {env['NODE_OPTIONS']}" if env.get("NODE_OPTIONS") else hook
         return cls(service, path, who.uid)
 
     def size(self) -> int:
@@ -78,7 +80,8 @@ class PeerLog:
             names = sorted({words[1] for words in lines if words[0] == "unwatched" and len(words) > 1})
             return f"it imports {', '.join(names)}, whose server accepts connections out of the watch's reach"
         if not any(words[0] == "watching" for words in lines):
-            return "the watch did not load (a Python service loads it; this one is not Python or runs with -S/-I)"
+            return ("the watch did not load (a Python or Node service loads it; this one is neither, or runs Python with "
+                    "-S/-I)")
         return None
 
 

@@ -12,6 +12,8 @@
 try {
   if (process.env.CHAOS_GATE_FN_URL) {
     require('./install.cjs');
+  } else if (process.env.CHAOS_GATE_PEER_LOG) {
+    require('./peers.cjs');  // a service the gate started: who connects to it (gate/services/peers.py)
   }
 } catch (error) {
   // never break the agent: without the hooks it runs exactly as it would without the gate
