@@ -10,6 +10,8 @@ its log tail: the gate could not judge, so the agent is not blamed.
 A stateful service is made fresh before every cell run (`ServiceResets`, one more worker
 hook): its `reset` HTTP call, or with `restart: per_cell` a stop and start on the same
 port. `{{port}}`, `{{host}}` and earlier services' URLs in its command are expanded at spawn.
+A service that fronts a tool or model is watched for requests the agent sends it around the
+proxy (gate/services/peers.py, one more worker hook).
 """
 
 from __future__ import annotations
@@ -177,8 +179,9 @@ def running_services(loaded, log_dir: Path):
         yield loaded
         return
     services = [Service(spec, loaded.base_dir, log_dir, loaded.config.agent.time_scale) for spec in specs]
+    watched = fronted(loaded.config)
     for service in services:
-        service.fronted = service.spec.name in fronted(loaded.config)
+        service.fronted = service.spec.name in watched
     try:
         try:
             known = run_async(reaper.interruptible(_start_all(services)))
