@@ -17,7 +17,8 @@ from gate.agent import dilation, netns, separation
 from gate.agent.environment import agent_environment
 from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, log_size, read_from, send
 from gate.report.log_tail import with_log_tail
-from gate.agent.process import AgentProcess, argv_of, free_port
+from gate.agent.ports import free_port
+from gate.agent.process import AgentProcess, argv_of
 from gate.templates import render
 from gate.config.models import AgentConfig
 from gate.errors import HarnessError

@@ -10,7 +10,6 @@ import asyncio
 import os
 import re
 import shlex
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -31,12 +30,6 @@ class AgentStartError(HarnessError):
         shown = log_tail if len(log_tail) <= SHOWN_TAIL else "…" + log_tail[-SHOWN_TAIL:]
         super().__init__(message + (f"\nlast lines of the agent's log:\n{shown}" if log_tail else ""))
         self.log_tail = log_tail
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def argv_of(command: str | list[str]) -> list[str]:

@@ -26,7 +26,8 @@ from pathlib import Path
 from gate.agent import reaper, separation
 from gate.agent import dilation
 from gate.agent.environment import agent_environment
-from gate.agent.process import AgentProcess, AgentStartError, argv_of, free_port
+from gate.agent.ports import free_port
+from gate.agent.process import AgentProcess, AgentStartError, argv_of
 from gate.templates import render
 from gate.config.models import ServiceSpec
 from gate.config.service_refs import render_services
