@@ -160,3 +160,24 @@ def same_text(a: str, b: str, context: int = 2) -> None:
     if a != b:
         diff = difflib.unified_diff(a.splitlines(True), b.splitlines(True), "first", "second", n=context)
         raise AssertionError("texts differ:\n" + "".join(list(diff)[:120]))
+
+
+def npm_ci(folder: Path) -> Path:
+    """`npm ci` in `folder` once, whichever xdist worker asks first: the others wait on a lock and then find
+    it done (npm writes node_modules/.package-lock.json last). Two `npm ci` in one folder at once break
+    each other (ENOTEMPTY), and a worker that saw half a node_modules would run an agent missing a package."""
+    import fcntl
+    import shutil
+    import subprocess
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node / npm not installed")
+    done = folder / "node_modules" / ".package-lock.json"
+    with open(folder / ".npm-ci.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            ran = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True,
+                                 text=True, timeout=600)
+            if ran.returncode:
+                pytest.fail(f"npm ci in {folder}: {ran.stderr[-2000:]}")
+    return folder

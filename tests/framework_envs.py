@@ -94,12 +94,7 @@ def _build(folder: Path, pins: list[str]) -> None:
 
 
 def node_frameworks() -> Path:
-    """tests/agents/node_frameworks with its node_modules (`npm ci` once)."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node / npm not installed")
-    if not (NODE_FRAMEWORKS / "node_modules" / ".package-lock.json").exists():
-        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=NODE_FRAMEWORKS, capture_output=True,
-                              text=True, timeout=600)
-        if done.returncode:
-            pytest.fail(f"npm ci in {NODE_FRAMEWORKS}: {done.stderr[-2000:]}")
-    return NODE_FRAMEWORKS
+    """tests/agents/node_frameworks with its node_modules (`npm ci` once, under a lock)."""
+    from conftest import npm_ci
+
+    return npm_ci(NODE_FRAMEWORKS)

@@ -18,7 +18,6 @@ from conftest import EXAMPLE, ROOT, load_report
 from fake_github import FakeGitHub
 
 BASE = "local/python-base"
-pytestmark = pytest.mark.xdist_group("docker")  # one worker: each test counts the engine's agent containers
 
 
 def engine_ready() -> bool:
@@ -37,10 +36,19 @@ def docker_engine():
         pytest.skip("no Docker engine with local/python-base; run .ci/docker-up.sh")
 
 
-def leftover_agents() -> list[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.agent-chaos-gate.agent"],
-                         capture_output=True, text=True)
-    return out.stdout.split()
+def leftover_agents(wait: float = 120.0) -> list[str]:
+    """The agent containers still on the engine once the test's own run is over. Another test on another
+    xdist worker may have its agents up right now: theirs go when its run ends, a leak of ours never does,
+    so the list is read until it is empty or `wait` seconds have passed."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.agent-chaos-gate.agent"],
+                             capture_output=True, text=True).stdout.split()
+        if not out or time.monotonic() > deadline:
+            return out
+        time.sleep(1)
 
 
 def test_agent_from_docker_image_through_the_proxy(orders, tmp_path, monkeypatch):

@@ -10,13 +10,11 @@ itself (`services:`), so a test is one CLI run.
 """
 
 import json
-import shutil
-import subprocess
 from importlib import metadata
 
 import pytest
 
-from conftest import ROOT, load_report
+from conftest import ROOT, load_report, npm_ci
 from gate.cli import main
 from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, ToolCall, ToolResult, ToolSpec
@@ -37,12 +35,7 @@ def test_every_framework_has_an_example():
 
 def node_ready() -> None:
     """`npm ci` for the Node example once (node_modules is not committed)."""
-    folder = FRAMEWORKS / "node_openai"
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node / npm not installed")
-    if not (folder / "node_modules" / "openai").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, timeout=300,
-                       stdout=subprocess.DEVNULL)
+    npm_ci(FRAMEWORKS / "node_openai")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

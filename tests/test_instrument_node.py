@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import AGENTS, load_report
+from conftest import AGENTS, load_report, npm_ci
 from gate.instrument.environment import FN_URL, NODE_HOOK, instrumented
 from proxy_harness import sim_proxy
 
@@ -36,12 +36,8 @@ ASK = "Please refund order 1234."
 
 
 def node_ready() -> None:
-    """`npm ci` for the test agents once (node_modules is not committed)."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node / npm not installed")
-    if not (AGENT_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=AGENT_DIR, check=True, timeout=300,
-                       stdout=subprocess.DEVNULL)
+    """`npm ci` for the test agents once (node_modules is not committed; under a lock: conftest.npm_ci)."""
+    npm_ci(AGENT_DIR)
 
 
 @pytest.fixture(scope="module")

