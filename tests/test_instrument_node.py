@@ -137,7 +137,7 @@ def test_without_the_gate_the_hook_does_nothing(proxy, tmp_path):
 def test_the_hook_path_survives_node_options_parsing(tmp_path):
     """NODE_OPTIONS splits on spaces and knows only double quotes: a gate installed under a path
     with spaces (or quotes) must still load its hook, or every Node agent would fail to start."""
-    from gate.instrument.environment import node_quote
+    from gate.instrument.environment import _node_quote
 
     if shutil.which("node") is None:
         pytest.skip("node not installed")
@@ -145,7 +145,7 @@ def test_the_hook_path_survives_node_options_parsing(tmp_path):
         hook = tmp_path / folder / "hook.cjs"
         hook.parent.mkdir()
         hook.write_text("process.stdout.write('hook loaded');\n")
-        env = {**os.environ, "NODE_OPTIONS": f"--require {node_quote(str(hook))}"}
+        env = {**os.environ, "NODE_OPTIONS": f"--require {_node_quote(str(hook))}"}
         done = subprocess.run(["node", "-e", "0"], env=env, capture_output=True, text=True, timeout=30)
         assert done.stdout == "hook loaded", done.stderr
 

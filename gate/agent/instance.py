@@ -178,11 +178,12 @@ class AgentInstance:
         return proc.pid if proc is not None else None
 
     def uid(self) -> int | None:
-        """The uid the agent's process runs as (gate/agent/separation.py); None for a command or container
-        agent, or before it started."""
+        """The uid the agent's process runs as (gate/agent/separation.py): the gate's own when it was not
+        separated; None for a command or container agent, or before it started."""
         who = getattr(self.process, "identity", None)
-        return who.uid if who is not None else (os.geteuid() if self.process is not None and hasattr(
-            self.process, "proc") else None)
+        if who is not None:
+            return who.uid
+        return os.geteuid() if hasattr(self.process, "proc") else None
 
     async def _check_crash(self, outcome: RawOutcome) -> RawOutcome:
         """A dead process turns a failed call (`invoke` asks only for those) into `agent_crash`,

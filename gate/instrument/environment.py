@@ -23,7 +23,7 @@ def _prepend(first: str, rest: str | None, sep: str = os.pathsep) -> str:
     return first + (sep + rest if rest else "")
 
 
-def node_quote(path: str) -> str:
+def _node_quote(path: str) -> str:
     """A path as NODE_OPTIONS reads it: Node splits on spaces and knows double quotes with
     backslash escapes only (a shell's single quotes would become part of the path)."""
     if not any(ch in path for ch in ' \t"\\\''):
@@ -36,7 +36,7 @@ def instrumented(env: dict[str, str], shim_dir: Path | None = None) -> dict[str,
     env = dict(env)
     env["PYTHONPATH"] = _prepend(str(PYTHON_BOOTSTRAP), env.get("PYTHONPATH"))
     if NODE_HOOK.exists():
-        env["NODE_OPTIONS"] = _prepend(f"--require {node_quote(str(NODE_HOOK))}", env.get("NODE_OPTIONS"), " ")
+        env["NODE_OPTIONS"] = _prepend(f"--require {_node_quote(str(NODE_HOOK))}", env.get("NODE_OPTIONS"), " ")
     if shim_dir is not None:
         env[REAL_PATH] = env.get("PATH", os.defpath)
         env["PATH"] = _prepend(str(shim_dir), env.get("PATH"))

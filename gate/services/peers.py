@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gate.agent import separation
 from gate.config.service_refs import SERVICE_REF
-from gate.instrument.environment import NODE_HOOK, PYTHON_BOOTSTRAP, node_quote
+from gate.instrument.environment import instrumented
 
 
 def fronted(config) -> set[str]:
@@ -53,9 +53,7 @@ class PeerLog:
         path.chmod(0o600)
         env["CHAOS_GATE_PEER_LOG"] = str(path)
         env["CHAOS_GATE_PEERS_OK"] = str(os.geteuid())
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PYTHON_BOOTSTRAP), env.get("PYTHONPATH", "")) if p)
-        hook = f"--require {node_quote(str(NODE_HOOK))}"
-        env["NODE_OPTIONS"] = f"{hook} {env['NODE_OPTIONS']}" if env.get("NODE_OPTIONS") else hook
+        env.update(instrumented(env))  # the agent's bootstraps: sitecustomize and register.cjs load the watch
         return cls(service, path, who.uid)
 
     def size(self) -> int:
@@ -110,7 +108,10 @@ class PeerWatch:
                 separation.note(f"service '{log.service}' is not watched for requests sent around the proxy: it "
                                 f"shares uid {uid} with the agent (create the user chaos-service, or name its `user`)")
                 continue
-            peers = [w for w in log.lines_since(self.offsets.get(log.service, 0)) if w[0] == "peer" and len(w) > 2]
+            offset = self.offsets.get(log.service, 0)
+            if log.size() == offset:  # the usual run: nothing written, a stat instead of a read
+                continue
+            peers = [w for w in log.lines_since(offset) if w[0] == "peer" and len(w) > 2]
             mine = [w for w in peers if uid is None or w[1] in (str(uid), "?")]
             if mine:
                 who = f"uid {mine[0][1]}" if mine[0][1] != "?" else "a socket no table lists"
