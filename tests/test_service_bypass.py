@@ -137,3 +137,16 @@ def test_the_watch_finds_the_owner_of_a_connected_socket(family, host):
     finally:
         for s in (client, conn, server):
             s.close()
+
+
+def test_a_log_the_gate_cannot_make_leaves_the_service_running_and_said_unwatched(tmp_path):
+    from gate.agent import separation
+    from gate.services.peers import PeerLog
+
+    separation.begin_run()
+    who = separation.Identity("nobody", 65534, 65534, str(tmp_path), str(tmp_path / "no-such-dir"))
+    env = {"PATH": "/usr/bin"}
+    assert PeerLog.prepare("svc", who, env) is None and "CHAOS_GATE_PEER_LOG" not in env
+    line = separation.summary() or ""
+    assert "service 'svc' is not watched for requests sent around the proxy: its log" in line, line
+    separation.begin_run()

@@ -48,9 +48,14 @@ class PeerLog:
         if who is None:
             return None
         path = Path(who.tmp) / f"chaos-gate-peers-{service}.log"
-        path.touch(mode=0o600)
-        os.chown(path, who.uid, who.gid)
-        path.chmod(0o600)
+        try:
+            path.touch(mode=0o600)
+            os.chown(path, who.uid, who.gid)
+            path.chmod(0o600)
+        except OSError as exc:  # never a failed start for the watch's sake: the service runs, said unwatched
+            separation.note(f"service '{service}' is not watched for requests sent around the proxy: its log "
+                            f"{path} could not be made ({exc.strerror})")
+            return None
         env["CHAOS_GATE_PEER_LOG"] = str(path)
         env["CHAOS_GATE_PEERS_OK"] = str(os.geteuid())
         env.update(instrumented(env))  # the agent's bootstraps: sitecustomize and register.cjs load the watch

@@ -161,10 +161,10 @@ def _say_if_unwatched(service: Service) -> None:
         return
     if service.spec.docker is not None:
         why = "it runs in a container"
-    elif service.peer_log is None:
+    elif getattr(service.process, "identity", None) is None:
         why = "it runs as the gate's own user, so no uid tells the agent's connections from the gate's"
     else:
-        why = service.peer_log.unwatched_reason()
+        why = None if service.peer_log is None else service.peer_log.unwatched_reason()  # None: PeerLog said why
     if why is not None:
         separation.note(f"service '{service.spec.name}' is not watched for requests sent around the proxy: {why}")
 
