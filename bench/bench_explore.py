@@ -3,6 +3,8 @@
 On the project's own planted-bug agents (tests/agents/bank, examples/sdk_agent), each bug alone:
 - systematic: the gate's exploration (gate/explore), its cells in plan order; the cells needed are
   the position of the first explored cell that fails (the budget is lifted so every point is there);
+- hindsight optimum: the fewest cells any order of the same single-fault cells could need, knowing
+  which cell breaches which bug (min-sum set cover, exact): the floor under every order;
 - swarm: BUGGIFY-style random chaos: each scenario switches every fault kind of the catalog on, per
   upstream, with probability 0.25 for the whole cell, and each switched-on fault fires with
   probability 0.25 on every call; scenarios run in chunks until one breaches the bug's oracle where
@@ -12,7 +14,7 @@ A bug counts as found by the oracle meant for it, never by another failure.
 The figure is the ratio of their totals; the goal is systematic <= 1/5 of the swarm. Then the wall
 time of the sound example's exploration at 1x and at agent.time_scale 10 (when libfaketime is here).
 
-    python bench/bench_explore.py [--cap 60] [--only bank]
+    python bench/bench_explore.py [--cap 40] [--only bank|sdk] [--no-swarm] [--no-wall]
 """
 
 from __future__ import annotations
@@ -68,25 +70,43 @@ def _breaches(cell: dict) -> set[str]:
     return {i["id"] for i in cell["invariants"] if i.get("breached")}
 
 
-def systematic(config: Path, env_name: str, bug: str, oracle: str, tmp: Path) -> int | None:
-    """The position of the first failing explored cell in plan order: within the default budget
-    first, then with the budget lifted (so a bug it puts last is still counted, not missed)."""
-    for budget in (None, 5000):
-        doc = yaml.safe_load(config.read_text())
-        if budget is not None:
-            doc.setdefault("chaos", {})["explore"] = {"budget": budget}
-        path = _beside(config, doc, "all")
-        try:
-            report, _ = _run(path, env_name, bug, tmp / f"sys-{bug}-{budget}")
-        finally:
-            path.unlink()
-        breached = {c["id"]: _breaches(c) for c in report["verdict"]["cells"]}
-        ran = {c["id"] for c in report["verdict"]["cells"] if c["status"] != "skipped"}  # dropped points cost nothing
-        explored = [cid for cid in report["run"]["plan"] if "/explore/" in cid and cid in ran]
-        hit = next((n for n, cid in enumerate(explored, 1) if oracle in breached.get(cid, ())), None)
-        if hit is not None:
-            return hit
-    return None
+def systematic(config: Path, env_name: str, bug: str, oracle: str, tmp: Path) -> tuple[int | None, set[str]]:
+    """The position of the first failing explored cell in plan order, with the budget lifted (a bug it
+    puts past the default budget is still counted, not missed; the budget only cuts the plan's tail),
+    and every explored cell whose oracle breached: the bug's breach set, for the hindsight optimum."""
+    doc = yaml.safe_load(config.read_text())
+    doc.setdefault("chaos", {})["explore"] = {"budget": 5000}
+    path = _beside(config, doc, "all")
+    try:
+        report, _ = _run(path, env_name, bug, tmp / f"sys-{bug}")
+    finally:
+        path.unlink()
+    breached = {c["id"] for c in report["verdict"]["cells"] if oracle in _breaches(c)}
+    ran = {c["id"] for c in report["verdict"]["cells"] if c["status"] != "skipped"}  # dropped points cost nothing
+    explored = [cid for cid in report["run"]["plan"] if "/explore/" in cid and cid in ran]
+    hit = next((n for n, cid in enumerate(explored, 1) if cid in breached), None)
+    return hit, {cid for cid in breached if "/explore/" in cid}  # a cell id names the same point in every run
+
+
+def hindsight_optimum(breach_sets: dict[str, set[str]]) -> int | None:
+    """The fewest cells, summed over the bugs, that any one order of single-fault cells needs to find
+    every bug: min-sum set cover, exactly, by dynamic programming over the subsets of bugs found so
+    far. It knows in advance which cell breaches which bug, which no planner does: a lower bound
+    on every order of these cells, not a strategy. None when some bug no cell breaches."""
+    bugs = sorted(breach_sets)
+    if any(not breach_sets[b] for b in bugs):
+        return None
+    covers = {}
+    for n, bug in enumerate(bugs):
+        for point in breach_sets[bug]:
+            covers[point] = covers.get(point, 0) | 1 << n
+    masks = set(covers.values())
+    full = (1 << len(bugs)) - 1
+    best = {full: 0}
+    for found in sorted(range(full), key=lambda m: -bin(m).count("1")):  # supersets first
+        left = len(bugs) - bin(found).count("1")  # every bug still hidden waits one more cell
+        best[found] = left + min(best[found | m] for m in masks if m & ~found)
+    return best[0]
 
 
 def _swarm_faults(doc: dict, seed: str, deadline: float) -> list[dict]:
@@ -150,32 +170,55 @@ def wall_times(tmp: Path) -> tuple[float, float | None]:
     return one, ten
 
 
+def bench_agent(name: str, args: argparse.Namespace, tmp: Path) -> tuple[int, int | None, int]:
+    """One agent's bugs, each alone: (systematic cells, hindsight optimum, swarm cells), printed per bug."""
+    config, env_name, bugs = AGENTS[name]
+    inputs = len(yaml.safe_load(config.read_text())["inputs"])
+    worst = args.cap * inputs  # a bug a search never found costs it the swarm's whole cap
+    total_sys, total_swarm, breach_sets = 0, 0, {}
+    for bug, oracle in bugs.items():
+        found, breach_sets[bug] = systematic(config, env_name, bug, oracle, tmp)
+        random_found = None if args.no_swarm else swarm(config, env_name, bug, oracle, tmp, args.cap)
+        total_sys += found if found is not None else worst
+        total_swarm += random_found if random_found is not None else worst
+        shown = "skipped" if args.no_swarm else random_found or f">{worst}"
+        print(f"{name}:{bug:22} {oracle:24} systematic {found or '-':>4}  breaching cells "
+              f"{len(breach_sets[bug]):>3}  swarm {shown:>7}", flush=True)
+    return total_sys, hindsight_optimum(breach_sets), total_swarm
+
+
+def _ratio(part: int | None, whole: int) -> str:
+    return "-" if part is None or not whole else f"{part / whole:.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cap", type=int, default=60, help="swarm scenarios at most, per bug")
+    parser.add_argument("--cap", type=int, default=40, help="swarm scenarios at most, per bug")
     parser.add_argument("--only", choices=sorted(AGENTS))
+    parser.add_argument("--no-swarm", action="store_true", help="the plan and its hindsight optimum only")
+    parser.add_argument("--no-wall", action="store_true", help="skip the wall time of the sound example")
     args = parser.parse_args()
-    rows, total_sys, total_swarm = [], 0, 0
+    totals = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (config, env_name, bugs) in AGENTS.items():
-            if args.only and name != args.only:
-                continue
-            inputs = len(yaml.safe_load(config.read_text())["inputs"])
-            for bug, oracle in bugs.items():
-                found = systematic(config, env_name, bug, oracle, Path(tmp))
-                random_found = swarm(config, env_name, bug, oracle, Path(tmp), args.cap)
-                worst = args.cap * inputs  # a bug the swarm never found costs it its whole cap
-                total_sys += found if found is not None else worst
-                total_swarm += random_found if random_found is not None else worst
-                rows.append((f"{name}:{bug}", found, random_found))
-                print(f"{name}:{bug:22} {oracle:24} systematic {found or '-':>4}  "
-                      f"swarm {random_found or f'>{worst}':>5}", flush=True)
-        one, ten = wall_times(Path(tmp))
-    print(f"\ntotal cells to find every bug: systematic {total_sys}, swarm {total_swarm} "
-          f"(ratio {total_sys / max(total_swarm, 1):.2f}; goal <= 0.20)")
-    print(f"sound SDK example explored: {one:.1f} s at 1x" +
-          (f", {ten:.1f} s at time_scale 10 ({ten / one:.2f}x)" if ten is not None else
-           " (time_scale 10: libfaketime not installed here; .ci/faketime-up.sh installs it)"))
+        for name in AGENTS:
+            if not args.only or name == args.only:
+                totals[name] = bench_agent(name, args, Path(tmp))
+        wall = None if args.no_wall else wall_times(Path(tmp))
+    rows = [*totals.items()]
+    if len(rows) > 1:
+        optima = [t[1] for t in totals.values()]
+        rows.append(("all", (sum(t[0] for t in totals.values()),
+                             None if None in optima else sum(optima), sum(t[2] for t in totals.values()))))
+    print("\ncells to find every bug (each bug alone, summed):")
+    print(f"{'agent':6} {'systematic':>10} {'hindsight':>10} {'swarm':>6}  sys/swarm  hindsight/swarm  (goal <= 0.20)")
+    for name, (sys_cells, optimum, swarm_cells) in rows:
+        print(f"{name:6} {sys_cells:>10} {optimum if optimum is not None else '-':>10} {swarm_cells:>6}  "
+              f"{_ratio(sys_cells, swarm_cells):>9}  {_ratio(optimum, swarm_cells):>15}")
+    if wall is not None:
+        one, ten = wall
+        print(f"sound SDK example explored: {one:.1f} s at 1x" +
+              (f", {ten:.1f} s at time_scale 10 ({ten / one:.2f}x)" if ten is not None else
+               " (time_scale 10: libfaketime not installed here; .ci/faketime-up.sh installs it)"))
 
 
 if __name__ == "__main__":
