@@ -81,11 +81,12 @@ def systematic(config: Path, env_name: str, bug: str, oracle: str, tmp: Path) ->
         report, _ = _run(path, env_name, bug, tmp / f"sys-{bug}")
     finally:
         path.unlink()
-    breached = {c["id"] for c in report["verdict"]["cells"] if oracle in _breaches(c)}
-    ran = {c["id"] for c in report["verdict"]["cells"] if c["status"] != "skipped"}  # dropped points cost nothing
-    explored = [cid for cid in report["run"]["plan"] if "/explore/" in cid and cid in ran]
+    cells = [c for c in report["verdict"]["cells"] if "/explore/" in c["id"]]
+    breached = {c["id"] for c in cells if oracle in _breaches(c)}  # a cell id names the same point in every run
+    ran = {c["id"] for c in cells if c["status"] != "skipped"}  # dropped points cost nothing
+    explored = [cid for cid in report["run"]["plan"] if cid in ran]
     hit = next((n for n, cid in enumerate(explored, 1) if cid in breached), None)
-    return hit, {cid for cid in breached if "/explore/" in cid}  # a cell id names the same point in every run
+    return hit, breached
 
 
 def hindsight_optimum(breach_sets: dict[str, set[str]]) -> int | None:
@@ -103,8 +104,8 @@ def hindsight_optimum(breach_sets: dict[str, set[str]]) -> int | None:
     masks = set(covers.values())
     full = (1 << len(bugs)) - 1
     best = {full: 0}
-    for found in sorted(range(full), key=lambda m: -bin(m).count("1")):  # supersets first
-        left = len(bugs) - bin(found).count("1")  # every bug still hidden waits one more cell
+    for found in sorted(range(full), key=lambda m: -m.bit_count()):  # supersets first
+        left = len(bugs) - found.bit_count()  # every bug still hidden waits one more cell
         best[found] = left + min(best[found | m] for m in masks if m & ~found)
     return best[0]
 
@@ -170,8 +171,9 @@ def wall_times(tmp: Path) -> tuple[float, float | None]:
     return one, ten
 
 
-def bench_agent(name: str, args: argparse.Namespace, tmp: Path) -> tuple[int, int | None, int]:
-    """One agent's bugs, each alone: (systematic cells, hindsight optimum, swarm cells), printed per bug."""
+def bench_agent(name: str, args: argparse.Namespace, tmp: Path) -> tuple[int, int | None, int | None]:
+    """One agent's bugs, each alone: (systematic cells, hindsight optimum, swarm cells; None when the
+    swarm did not run, so no ratio is printed against it), printed per bug."""
     config, env_name, bugs = AGENTS[name]
     inputs = len(yaml.safe_load(config.read_text())["inputs"])
     worst = args.cap * inputs  # a bug a search never found costs it the swarm's whole cap
@@ -184,11 +186,19 @@ def bench_agent(name: str, args: argparse.Namespace, tmp: Path) -> tuple[int, in
         shown = "skipped" if args.no_swarm else random_found or f">{worst}"
         print(f"{name}:{bug:22} {oracle:24} systematic {found or '-':>4}  breaching cells "
               f"{len(breach_sets[bug]):>3}  swarm {shown:>7}", flush=True)
-    return total_sys, hindsight_optimum(breach_sets), total_swarm
+    return total_sys, hindsight_optimum(breach_sets), None if args.no_swarm else total_swarm
 
 
-def _ratio(part: int | None, whole: int) -> str:
+def _ratio(part: int | None, whole: int | None) -> str:
     return "-" if part is None or not whole else f"{part / whole:.2f}"
+
+
+def _shown(figure: int | None) -> str:
+    return "-" if figure is None else str(figure)
+
+
+def _sum(figures: tuple[int | None, ...]) -> int | None:
+    return None if None in figures else sum(figures)
 
 
 def main() -> None:
@@ -206,13 +216,12 @@ def main() -> None:
         wall = None if args.no_wall else wall_times(Path(tmp))
     rows = [*totals.items()]
     if len(rows) > 1:
-        optima = [t[1] for t in totals.values()]
-        rows.append(("all", (sum(t[0] for t in totals.values()),
-                             None if None in optima else sum(optima), sum(t[2] for t in totals.values()))))
+        sys_cells, optima, swarm_cells = zip(*totals.values(), strict=True)
+        rows.append(("all", (sum(sys_cells), _sum(optima), _sum(swarm_cells))))
     print("\ncells to find every bug (each bug alone, summed):")
     print(f"{'agent':6} {'systematic':>10} {'hindsight':>10} {'swarm':>6}  sys/swarm  hindsight/swarm  (goal <= 0.20)")
     for name, (sys_cells, optimum, swarm_cells) in rows:
-        print(f"{name:6} {sys_cells:>10} {optimum if optimum is not None else '-':>10} {swarm_cells:>6}  "
+        print(f"{name:6} {sys_cells:>10} {_shown(optimum):>10} {_shown(swarm_cells):>6}  "
               f"{_ratio(sys_cells, swarm_cells):>9}  {_ratio(optimum, swarm_cells):>15}")
     if wall is not None:
         one, ten = wall

@@ -1,8 +1,8 @@
 """bench/bench_explore.py's hindsight optimum: the lower bound its figures are read against.
 
 The bound is only worth printing if it is exact, so it is checked against brute force over every
-order of the cells on small seeded instances, and on a case worked by hand where the greedy
-choice (the cell that finds most bugs first) is not optimal.
+order of the cells on small seeded instances, and on a case worked by hand where choosing the
+cell that finds most bugs first can miss the optimum.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ def brute_force(breach_sets: dict[str, set[str]]) -> int:
 
 
 def test_looks_past_the_first_cell():
-    """"x" and "y" each find three bugs; only after "y" does one more cell ("z") find both bugs left.
-    A first choice by count alone can take "x": 5 + 2 + 1 = 8 cells of waiting; the optimum is
-    "y" then "z": 5 + 2 = 7."""
+    """Cells x and y each find three bugs; only after y does one more cell (z) find both bugs left.
+    A first choice by count alone can take x: 5 + 2 + 1 = 8 cells of waiting; the optimum is
+    y then z: 5 + 2 = 7."""
     sets = {"a": {"x", "y"}, "b": {"z"}, "c": {"y"}, "d": {"x", "y"}, "e": {"z", "x"}}
     assert hindsight_optimum(sets) == brute_force(sets) == 7
 
