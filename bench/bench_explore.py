@@ -14,7 +14,11 @@ A bug counts as found by the oracle meant for it, never by another failure.
 The figure is the ratio of their totals; the goal is systematic <= 1/5 of the swarm. Then the wall
 time of the sound example's exploration at 1x and at agent.time_scale 10 (when libfaketime is here).
 
-    python bench/bench_explore.py [--cap 40] [--only bank|sdk] [--no-swarm] [--no-wall]
+    python bench/bench_explore.py [--cap 40] [--only bank|sdk] [--no-swarm] [--no-wall] [--smoke]
+
+`--smoke` takes every step once at the smallest size (tests/test_benches.py runs it so the script cannot
+rot): each agent's first bug only, its exploration cut to SMOKE_BUDGET cells, one swarm scenario, no
+wall time. Its figures mean nothing.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ AGENTS = {
              "trust_tool_json": "survives", "slow_model": "answers_in_time"}),
 }
 CHUNK = 10  # swarm scenarios per run
+LIFTED = 5000  # the explore budget of a measuring run: every point is there
+SMOKE_BUDGET = 3  # --smoke: the baselines and a few explored cells
 
 
 def _run(config: Path, env_name: str, bug: str, out: Path, *extra: str) -> tuple[dict, float]:
@@ -70,12 +76,13 @@ def _breaches(cell: dict) -> set[str]:
     return {i["id"] for i in cell["invariants"] if i.get("breached")}
 
 
-def systematic(config: Path, env_name: str, bug: str, oracle: str, tmp: Path) -> tuple[int | None, set[str]]:
+def systematic(config: Path, env_name: str, bug: str, oracle: str, tmp: Path,
+               budget: int = LIFTED) -> tuple[int | None, set[str]]:
     """The position of the first failing explored cell in plan order, with the budget lifted (a bug it
     puts past the default budget is still counted, not missed; the budget only cuts the plan's tail),
     and every explored cell whose oracle breached: the bug's breach set, for the hindsight optimum."""
     doc = yaml.safe_load(config.read_text())
-    doc.setdefault("chaos", {})["explore"] = {"budget": 5000}
+    doc.setdefault("chaos", {})["explore"] = {"budget": budget}
     path = _beside(config, doc, "all")
     try:
         report, _ = _run(path, env_name, bug, tmp / f"sys-{bug}")
@@ -163,9 +170,9 @@ def swarm(config: Path, env_name: str, bug: str, oracle: str, tmp: Path, cap: in
 def wall_times(tmp: Path) -> tuple[float, float | None]:
     config, env_name, _ = AGENTS["sdk"]
     _, one = _run(config, env_name, "", tmp / "wall-1x")
-    faketime = any(Path(p).exists() for p in ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-                                               "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime"))
-    if not faketime:
+    from gate.agent import dilation
+
+    if not dilation.candidates():  # where the gate itself looks (CHAOS_GATE_LIBFAKETIME, the system, PyPI)
         return one, None
     _, ten = _run(config, env_name, "", tmp / "wall-10x", "--time-scale", "10")
     return one, ten
@@ -178,8 +185,9 @@ def bench_agent(name: str, args: argparse.Namespace, tmp: Path) -> tuple[int, in
     inputs = len(yaml.safe_load(config.read_text())["inputs"])
     worst = args.cap * inputs  # a bug a search never found costs it the swarm's whole cap
     total_sys, total_swarm, breach_sets = 0, 0, {}
-    for bug, oracle in bugs.items():
-        found, breach_sets[bug] = systematic(config, env_name, bug, oracle, tmp)
+    for bug, oracle in list(bugs.items())[:1 if args.smoke else None]:
+        found, breach_sets[bug] = systematic(config, env_name, bug, oracle, tmp,
+                                             SMOKE_BUDGET if args.smoke else LIFTED)
         random_found = None if args.no_swarm else swarm(config, env_name, bug, oracle, tmp, args.cap)
         total_sys += found if found is not None else worst
         total_swarm += random_found if random_found is not None else worst
@@ -207,7 +215,10 @@ def main() -> None:
     parser.add_argument("--only", choices=sorted(AGENTS))
     parser.add_argument("--no-swarm", action="store_true", help="the plan and its hindsight optimum only")
     parser.add_argument("--no-wall", action="store_true", help="skip the wall time of the sound example")
+    parser.add_argument("--smoke", action="store_true", help="every step once, at the smallest size (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        args.cap, args.no_wall = 1, True
     totals = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in AGENTS:

@@ -55,7 +55,8 @@ def answers(port: int) -> bool:
 
 def one_start(folder: Path, user: str, network: str) -> float:
     from gate.agent import separation
-    from gate.agent.process import AgentProcess, free_port
+    from gate.agent.ports import free_port
+    from gate.agent.process import AgentProcess
 
     port = free_port()
     proc = AgentProcess([PYTHON, str(folder / "agent.py")], folder, {"PORT": str(port), "PATH": "/usr/bin:/bin"},
@@ -89,9 +90,12 @@ def one_run(folder: Path, user: str, network: str) -> float:
         mutation: {{enabled: false}}
         """))
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(config), "-o", str(folder / f"out-{user}"),
-                    "--quiet"], cwd=ROOT, check=False, capture_output=True)
-    return time.perf_counter() - began
+    done = subprocess.run([sys.executable, "-m", "gate", "run", "-c", str(config), "-o", str(folder / f"out-{user}"),
+                           "--quiet"], cwd=ROOT, check=False, capture_output=True, text=True)
+    took = time.perf_counter() - began
+    if done.returncode > 1:  # it could not judge: no cell ran, so the time measured nothing
+        raise SystemExit(f"the one-cell run as {user}, {network} failed:\n{done.stderr[-2000:]}")
+    return took
 
 
 def compare(measure, folder: Path, times: int, user: str) -> dict[str, float]:

@@ -99,7 +99,7 @@ def floor(cells: int, latency_ms: int, concurrency: int) -> tuple[float, float]:
     import asyncio
     import subprocess
 
-    from gate.agent.process import free_port
+    from gate.agent.ports import free_port
     from gate.transport import WireClient
 
     ports = [free_port() for _ in range(concurrency)]

@@ -27,6 +27,14 @@ def gate(*args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "gate", *args, "--quiet"], cwd=ROOT)
 
 
+def finish(*procs: subprocess.Popen) -> None:
+    """Wait for the gate processes. One that could not judge (exit 2: a bad config, an agent that never
+    started) ran no cells, and a time that measured nothing must not be printed as one."""
+    codes = [p.wait() for p in procs]
+    if any(code > 1 for code in codes):
+        raise SystemExit(f"a gate process could not judge (exit codes {codes}): nothing was timed")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shards", type=int, default=4)
@@ -41,17 +49,16 @@ def main() -> None:
 
             config = write_config(Path(tmp), args.cells, 50, 1)
         t = time.perf_counter()
-        gate("run", "-c", str(config), "-o", f"{tmp}/whole", "--concurrency", "1").wait()
+        finish(gate("run", "-c", str(config), "-o", f"{tmp}/whole", "--concurrency", "1"))
         whole = time.perf_counter() - t
         t = time.perf_counter()
         procs = [gate("run", "-c", str(config), "-o", f"{tmp}/s{i}", "--concurrency", "1", "--shard", f"{i}/{n}")
                  for i in range(1, n + 1)]
-        for p in procs:
-            p.wait()
+        finish(*procs)
         sharded = time.perf_counter() - t
         t = time.perf_counter()
-        gate("merge", *[f"{tmp}/s{i}/report.json" for i in range(1, n + 1)], "-c", str(config),
-             "-o", f"{tmp}/merged").wait()
+        finish(gate("merge", *[f"{tmp}/s{i}/report.json" for i in range(1, n + 1)], "-c", str(config),
+                    "-o", f"{tmp}/merged"))
         merge = time.perf_counter() - t
     print(f"1 shard          {whole:7.2f} s")
     print(f"{n} shards (procs) {sharded:7.2f} s   ideal {whole / n:6.2f} s   ratio {sharded / (whole / n):5.2f}")

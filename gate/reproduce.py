@@ -1,5 +1,12 @@
 """The reproduction commands: export failing cells as sessions, pin them, reproduce one
-cell with its timeline, and sweep seeds to find schedules that fail."""
+cell with its timeline, and sweep seeds to find schedules that fail.
+
+What they print carries the agent's text (its answer, a breach message quoting it, the paths and
+tool names of its calls, a reason): every piece of it goes to rich as Text with its control and bidi
+characters spelled out (gate/report/escape.py), as the CLI's table does, so no markup in it is read
+(`[critical]` stays, `[link=...]` links nothing) and no escape sequence reaches the terminal. The CLI
+writes it through gate/report/inert.py, so no line of it runs as a GitHub workflow command.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gate.config import LoadedConfig
 from gate.plan import load_config
@@ -15,6 +23,7 @@ from gate.plan import derive_seed
 from gate.runner.proxy_hook import needs_proxy
 from gate.replay.pins import Pin, add_pins, corpus_path
 from gate.replay.session import Session, write_session
+from gate.report.escape import spell_out
 from gate.report.model import Report
 from gate.runner import run_gate
 
@@ -55,8 +64,13 @@ def pin(loaded: LoadedConfig, ids: list[str], seed: int, reasons: dict[str, str]
     return add_pins(corpus_path(loaded), pins)
 
 
+def inert_text(value: str) -> Text:
+    """Text that may be the agent's, as rich shows it: never parsed as markup, controls spelled out."""
+    return Text(spell_out(value))
+
+
 def timeline_table(cell, timing) -> Table:
-    table = Table(title=f"{cell.id} — {cell.status.upper()} ({cell.reason})")
+    table = Table(title=inert_text(f"{cell.id} — {cell.status.upper()} ({cell.reason})"))
     for col in ("run", "#", "call", "model/tool", "status", "fault", "note", "ms"):
         table.add_column(col, overflow="fold")
     for run in cell.runs:
@@ -64,9 +78,14 @@ def timeline_table(cell, timing) -> Table:
         for n, step in enumerate(run.trace):
             start, end = (times[n][0], times[n][1]) if n < len(times) else (None, None)
             when = "" if start is None else f"{start:.0f}–{'…' if end is None else f'{end:.0f}'}"
-            table.add_row(str(run.run), str(step.seq), f"{step.target} {step.method} {step.path}",
-                          step.tool or step.model or "", str(step.status or "—"), step.fault or "", step.note, when)
+            table.add_row(*_step_row(run, step, when))
     return table
+
+
+def _step_row(run, step, when: str) -> list[Text]:
+    cells = (str(run.run), str(step.seq), f"{step.target} {step.method} {step.path}", step.tool or step.model or "",
+             str(step.status or "—"), step.fault or "", step.note or "", when)
+    return [inert_text(c) for c in cells]
 
 
 def reproduce(loaded: LoadedConfig, cell_id: str, label: str, console: Console) -> int:
@@ -76,9 +95,9 @@ def reproduce(loaded: LoadedConfig, cell_id: str, label: str, console: Console) 
     for cell in report.verdict.cells:
         console.print(timeline_table(cell, timing.get(cell.id)))
         for b in cell.breaches:
-            console.print(f"  [red]✗[/] [{b.severity}] {b.id}: {b.message}", highlight=False)
+            console.print(Text.assemble(("  ✗ ", "red"), inert_text(f"[{b.severity}] {b.id}: {b.message}")))
         out = next((r.output for r in cell.runs), None)
-        console.print(f"  output: {out!r}"[:400], highlight=False, markup=False)
+        console.print(inert_text(f"  output: {out!r}"[:400]))
     return report.verdict.exit_code
 
 
@@ -96,8 +115,8 @@ def sweep(loaded: LoadedConfig, seeds: int, label: str, console: Console, do_pin
         bad = [c.id for c in report.verdict.cells if c.status == "fail"]
         if bad:
             failing[seed] = bad
-            console.print(f"seed {seed}: {len(bad)} failing cell(s): {', '.join(bad)}", highlight=False)
+            console.print(inert_text(f"seed {seed}: {len(bad)} failing cell(s): {', '.join(bad)}"))
             if do_pin:
                 pin(loaded, bad, seed)
-    console.print(f"{len(failing)} of {seeds} seeds found failures", highlight=False)
+    console.print(f"{len(failing)} of {seeds} seeds found failures", highlight=False, markup=False)
     return failing

@@ -40,6 +40,20 @@ class AgentHandler(JsonHandler):
         self.reply(200, {"ok": True})
 
 
+def chat_handler(answer, name: str):
+    """An agent's handler: POST {"message"} -> {"reply": answer(message)}; an exception escaping `answer` is
+    a crash a user would see (a 500, its repr on stderr for the gate's log tail)."""
+
+    class Chat(AgentHandler):
+        def do_POST(self):
+            try:
+                self.reply(200, {"reply": answer(self.json_body().get("message", ""))})
+            except Exception as exc:
+                print(f"{name}: unhandled {exc!r}", file=sys.stderr, flush=True)
+                self.reply(500, {"error": repr(exc)})
+    return Chat
+
+
 def serve_agent(handler, banner: str = "") -> None:
     """Serve a test agent on $PORT, as the gate starts agents, until it is killed."""
     port = int(os.environ["PORT"])

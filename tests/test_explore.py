@@ -55,6 +55,33 @@ def test_sites_are_read_off_every_transport_with_keys_that_find_them_again():
     assert next(s for s in sites if s.tool == "add_note").writes  # an MCP tool named like a write
 
 
+def test_in_process_function_tools_of_one_seam_are_sites_by_name_and_pins_name_their_tool():
+    """A framework's seam traces every function tool under one target (`functions`): each tool is its own
+    site counted on its own, so a second tool is not 'the same call site' as the first, and the fault that
+    hits it names it (a pin without `tool:` would hit whichever function ran at that count)."""
+    from gate.faults.base import tool_matches
+    from gate.proxy.exchange import RequestInfo
+
+    trace = [entry(1, "openai", "llm", path="/v1/chat/completions"),
+             entry(2, "functions", method="CALL", path="/lookup_order", tool="lookup_order", transport="function"),
+             entry(3, "functions", method="CALL", path="/approve_discount", tool="approve_discount",
+                   transport="function"),
+             entry(4, "functions", method="CALL", path="/lookup_order", tool="lookup_order", transport="function"),
+             entry(5, "openai", "llm", path="/v1/chat/completions")]
+    tools = [s for s in read_sites(trace).found if s.kind == "tool"]
+    assert [(s.key, s.occurrence) for s in tools] == [
+        ("function:functions:lookup_order#1", 1), ("function:functions:approve_discount#1", 1),
+        ("function:functions:lookup_order#2", 2)]
+    assert tools[1].matcher() == {"target": "functions", "tool": "approve_discount"}
+    first = baseline(trace, input_id="first")
+    only_lookup = baseline([e for e in trace if e.tool != "approve_discount"], input_id="second")
+    plan = plan_points([only_lookup, first], ExploreConfig(budget=200), seed=3, deadline=12)
+    discount = [p for p in plan.points if p.sites[0].tool == "approve_discount"]
+    assert discount and all(p.input_id == "first" for p in discount)  # never pruned as another tool's site
+    assert all(p.faults[0]["tool"] == "approve_discount" for p in discount)
+    call = RequestInfo(kind="tool", name="functions", provider="function", method="CALL", path="/approve_discount",
+                       tool="approve_discount")
+    assert tool_matches("approve_discount", call) and not tool_matches("lookup_order", call)
 def baseline(trace=None, input_id="refund", reason="ok"):
     return Baseline.read(input_id, "Your refund for order 1234 has been issued.", reason, trace or refund_trace())
 
@@ -330,4 +357,5 @@ def test_findings_lead_the_markdown_with_the_crash_log_and_the_pin():
     assert md.startswith("### Findings") and "7 run" in md and "over the budget" in md  # (escaped for GitHub)
     assert md.index("KeyError") < md.index("pin it as a regression")
     lines = plain_lines(report)
-    assert lines[1] == "findings (1):" and lines[2].startswith("  [critical] survives: GET x")
+    assert lines[1] == "findings: 1 cause in 1 failing cell, most severe first:"
+    assert lines[2].startswith("  [critical] survives: GET x")  # a finding with no site read: its own cause

@@ -41,6 +41,7 @@ DOCS = {  # path -> (content type, body): what web pages, documents and mail loo
 }
 # Short holds and small bodies keep the whole matrix to a few seconds.
 PARAMS = {"timeout": {"seconds": 0.3}, "stall": {"seconds": 0.3}, "timeout_after_write": {"seconds": 0.3},
+          "hang_after_write": {"seconds": 0.3},
           "latency": {"ms": 60}, "huge": {"bytes": 4096}, "garbage": {"size": 64}, "binary": {"size": 64},
           "rate_limit": {"retry_after": 0}}
 
@@ -113,6 +114,7 @@ NOT_APPLICABLE = {
     "duplicate_tool_fragment": {"*-json-*": "not a stream", "*-sse-text": "no tool call"},
     "reorder_tool_fragments": {"*-json-*": "not a stream", "*-sse-text": "no tool call"},
     "bad_tool_args": {"*-text": "no tool call"},
+    "wrong_tool_args": {"*-text": "no tool call"},
     "cut_content": {},
     "drift": {"*-toolcall": "changed nothing"},  # no text to drift (a null content renamed is still null)
     "inject": {"tool-bin": "has no place for text"},

@@ -185,6 +185,30 @@ def test_tool_call_argument_faults(proxy):
         an_call(proxy, {"kind": "duplicate_tool_fragment"}, messages=REFUND, stream=True)
 
 
+def test_wrong_tool_args_parse_and_break_the_offered_schema(proxy):
+    """What a real model sends: JSON every SDK parses, which the tool's own schema refuses."""
+    import jsonschema
+
+    from proxy_harness import REFUND_SCHEMA
+
+    reply = oa_call(proxy, {"kind": "wrong_tool_args"}, messages=REFUND)
+    args = json.loads(reply.choices[0].message.tool_calls[0].function.arguments)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(args, REFUND_SCHEMA)
+    assert proxy.trace[0].fault_status == "fired" and "refund_order" in proxy.trace[0].note
+    streamed = json.loads(_streamed_args(oa_stream(proxy, {"kind": "wrong_tool_args", "variant": "missing"},
+                                                   messages=REFUND)))
+    with pytest.raises(jsonschema.ValidationError, match="required"):
+        jsonschema.validate(streamed, REFUND_SCHEMA)
+    for stream in (False, True):
+        message = an_call(proxy, {"kind": "wrong_tool_args", "variant": "wrong_type"}, messages=REFUND, stream=stream)
+        use = next(b for b in message.content if b.type == "tool_use")
+        with pytest.raises(jsonschema.ValidationError, match="is not of type"):
+            jsonschema.validate(use.input, REFUND_SCHEMA)
+    oa_call(proxy, {"kind": "wrong_tool_args"})  # no tool call in the answer: said, not faked
+    assert proxy.trace[0].fault_status == "not_applicable"
+
+
 def test_drift_modes(proxy):
     renamed = oa_call(proxy, {"kind": "drift", "mode": "rename"}).choices[0].message
     assert renamed.content is None
@@ -225,6 +249,15 @@ def test_tool_timeout_never_forwards_but_timeout_after_write_does(proxy, tool):
     assert proxy.upstream_hits == 1 and proxy.trace[0].forwarded is True  # the write happened
     with pytest.raises(httpx.RemoteProtocolError):
         tool_call(proxy, tool, {"kind": "timeout_after_write", "seconds": 0})
+
+
+def test_hang_after_write_holds_the_executed_write_until_the_client_gives_up(proxy, tool):
+    began = time.monotonic()
+    with pytest.raises(httpx.ReadTimeout):
+        tool_call(proxy, tool, {"kind": "hang_after_write", "seconds": 30}, timeout=0.4)
+    assert time.monotonic() - began < 5  # the client's own give-up ended the hold, not its 30 s bound
+    assert proxy.upstream_hits == 1 and proxy.trace[0].forwarded is True  # the write happened
+    assert proxy.trace[0].fault_status == "fired" and "held until the agent gave up" in proxy.trace[0].note
 
 
 def test_tool_body_faults(proxy, tool):

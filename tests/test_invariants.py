@@ -95,6 +95,7 @@ def faulted(*steps, output="Your refund for order 1234 has been issued.", reason
 
 
 def write(seq, key=None, fault=None, status=201, **kw):
+    kw.setdefault("forwarded", fault not in ("error", "timeout", "rate_limit", "reset"))  # as the proxy does
     return step(seq, body=b'{"order_id": "1234", "request_id": "%d"}' % seq, idempotency_key=key, status=status,
                 fault=fault, fault_status="fired" if fault else None, **kw)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 from conftest import AGENTS, load_report, write_config
 from gate.cli import main
@@ -77,4 +78,66 @@ def test_an_agent_that_writes_before_asking_its_model_keeps_its_writes(tmp_path)
     code, report = run(tmp_path, 0, WRITE_FIRST="1")
     traces = [[e["target"] for e in c["runs"][0]["trace"]] for c in report["verdict"]["cells"]]
     assert traces == [["audit", "openai"]] * 3
+    assert not [s for s in report["run"]["stray"] if s["late_write"]]
+
+
+class Bookings(JsonHandler):
+    posts: list[dict] = []
+
+    def do_POST(self):
+        Bookings.posts.append(self.json_body())
+        self.reply(201, {"booking": len(Bookings.posts)})
+
+
+def run_gives_up(tmp_path, patience_ms: int) -> dict:
+    server, url = serve(Bookings)
+    Bookings.posts = []
+    try:
+        names = ["alice", "bob", "carol", "dave"]
+        doc = {
+            "version": 1, "seed": 2,
+            "agent": {"start": {"command": [sys.executable, str(AGENTS / "gives_up_early.py")],
+                                "env": {"OPENAI_API_KEY": "sk-sim", "PATIENCE_MS": str(patience_ms), "SLOW_MS": "500"},
+                                "ready": {"url": "{{url}}/health", "timeout": 30}},
+                      "invoke": {"http": {"url": "{{url}}/chat", "body": {"message": "{{input}}"},
+                                          "output": "$.reply"}}, "timeout": 20},
+            "llm": [{"name": "openai", "provider": "openai", "upstream": "sim"}],
+            "tools": [{"name": "bookings", "env": "BOOKINGS_URL", "upstream": url}],
+            "sim": {"rules": [{"when": r"book a table for (\w+)", "steps": [
+                {"call": "check_availability", "arguments": {"name": "{{1}}"}},
+                {"call": "book_table", "arguments": {"name": "{{1}}"}}, {"answer": "Booked for {{1}}."}]}]},
+            "inputs": [{"id": n, "text": f"Please book a table for {n} tonight."} for n in names],
+            "mutation": {"enabled": False}, "shrink": {"enabled": False},
+            "contract": {"invariants": [{"id": "books-once", "type": "tool_calls_max", "tool": "bookings", "max": 1,
+                                         "severity": "high"}]},
+            "gate": {"min_score": 0, "allow_vacuous": True}, "concurrency": 1, "chaos": {"explore": False},
+        }
+        config = write_config(tmp_path, json.dumps(doc, indent=1))
+        main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet", "--full-report"])
+        time.sleep(2)  # the last conversation's own late calls finish before the booking service stops
+        return load_report(tmp_path / "out")
+    finally:
+        server.shutdown()
+
+
+def test_a_conversation_that_runs_on_after_its_answer_is_charged_to_its_own_cell(tmp_path):
+    """Each cell answers at 300 ms and its conversation asks its model again (and books) 500 ms in, while
+    the next cell runs: the next cell's trace holds its own first model call only, the late model calls
+    and the booking are strays of the cell whose input they carry, and no cell is blamed for another's."""
+    report = run_gives_up(tmp_path, 300)
+    cells = report["verdict"]["cells"]
+    ids = [c["id"] for c in cells]
+    traces = {c["id"]: [(e["target"], e["method"]) for e in c["runs"][0]["trace"]] for c in cells}
+    assert all(t == [("openai", "POST")] for t in traces.values()), traces
+    late = [s for s in report["run"]["stray"] if s["late_write"]]
+    owners = {(s["after_cell"], s["target"]) for s in late}
+    assert {(ids[0], "openai"), (ids[0], "bookings"), (ids[1], "openai"), (ids[1], "bookings")} <= owners, late
+    assert all(c["status"] == "pass" for c in cells), [(c["id"], c["reason"]) for c in cells]
+
+
+def test_a_patient_agent_keeps_its_whole_conversation_in_its_cell(tmp_path):
+    """The twin that waits for its conversation: every call is its own cell's, nothing is late."""
+    report = run_gives_up(tmp_path, 5000)
+    traces = [[e["target"] for e in c["runs"][0]["trace"]] for c in report["verdict"]["cells"]]
+    assert traces == [["openai", "openai", "bookings", "openai"]] * 4, traces
     assert not [s for s in report["run"]["stray"] if s["late_write"]]

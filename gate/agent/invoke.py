@@ -51,6 +51,8 @@ class RawOutcome:
 
 
 def _as_text(value) -> str:
+    if value is None:  # `{"reply": null}`: the agent answered, with nothing (whole_answer's to judge), no crash
+        return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from gate.contracts.base import Severity, StrictModel
-from gate.contracts.universal import UNIVERSAL
+from gate.contracts.universal import EXPLORE_ORACLES
 
 DEFAULT_BUDGET = 60  # cells: the bundled example explores in well under a minute on 2 cores
 
@@ -29,6 +29,10 @@ class ExploreConfig(StrictModel):
                                                 "at a site).")
     skip: list[str] = Field(default_factory=list,
                             description="Globs of tools (or upstream names) never faulted.")
+    baseline_runs: int = Field(default=2, ge=1, le=10,
+                               description="Fault-free runs of each input before exploring it: the oracles that "
+                                           "compare with the baseline judge against what varied between them (a "
+                                           "real model never answers twice alike).")
     persistent: bool = Field(default=True,
                              description="After the single faults, each site's outage: the fault on every call of "
                                          "the site.")
@@ -38,7 +42,8 @@ class ExploreConfig(StrictModel):
     @field_validator("oracles")
     @classmethod
     def _known(cls, value: dict) -> dict:
-        unknown = sorted(set(value) - set(UNIVERSAL))
+        unknown = sorted(set(value) - set(EXPLORE_ORACLES))
         if unknown:
-            raise ValueError(f"no universal oracle named {', '.join(unknown)}; the oracles are {', '.join(UNIVERSAL)}")
+            raise ValueError(f"no universal oracle named {', '.join(unknown)}; the oracles are "
+                             f"{', '.join(EXPLORE_ORACLES)}")
         return value

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gate.contracts.base import Regex, StrictModel
+from gate.dialects.acknowledgement import SIM_APOLOGY
 
 
 class SimCall(StrictModel):
@@ -61,7 +62,7 @@ class OnError(StrictModel):
     retries: int = Field(default=1, ge=0, le=10)
     tool: str | None = Field(default=None, description="With action `call`: the tool to call instead.")
     arguments: dict[str, Any] = Field(default_factory=dict)
-    answer: str = Field(default="Sorry, I could not complete that: the {{tool}} tool failed.",
+    answer: str = Field(default=SIM_APOLOGY + ": the {{tool}} tool failed.",
                         description="The apology; {{tool}} and {{error}} expand.")
 
 

@@ -44,6 +44,6 @@ def group_of(entry) -> str:
         return f"llm:{entry.target}"
     if transport == "http":
         return f"http:{entry.target} {entry.method} {path_template(entry.path)}"
-    if transport in ("mcp", "mcp-stdio"):  # one server, many tools: the tool is the site
+    if transport in ("mcp", "mcp-stdio", "function"):  # one server or seam, many tools: the tool is the site
         return f"{transport}:{entry.target}:{entry.tool or entry.target}"
-    return f"{transport}:{entry.target}"  # a function or a command is its own upstream
+    return f"{transport}:{entry.target}"  # a command is its own upstream

@@ -198,6 +198,10 @@ class AnthropicMessages(Dialect):
             return [Slot(delta, "text")]
         return []
 
+    def started_tool_names(self, doc):
+        block = doc.get("content_block") if doc.get("type") == "content_block_start" else None
+        return [block.get("name") or ""] if isinstance(block, dict) and block.get("type") == "tool_use" else []
+
     def tool_arg_slots(self, doc, streaming):
         if doc.get("type") == "message":  # `input` is always an object: the API never sends text there
             return [Slot(b, "input", holds_object=True) for b in doc.get("content") or []

@@ -128,6 +128,15 @@ class Dialect:
     def tool_arg_slots(self, doc: dict, streaming: bool) -> list[Slot]:
         raise NotImplementedError
 
+    def started_tool_names(self, doc: dict) -> list[str]:
+        """The names of the tool calls a stream event begins, in order: the pieces of arguments that
+        follow (and those of this event) are that call's, until the next one begins."""
+        raise NotImplementedError
+
+    def carries_tool_calls(self, doc: dict, streaming: bool) -> bool:
+        """Does this answer (or stream event) carry a tool call the model made?"""
+        return bool(self.tool_arg_slots(doc, streaming)) or (streaming and bool(self.started_tool_names(doc)))
+
     def mark_cut(self, doc: dict, streaming: bool) -> bool:
         """Say "stopped at the token limit" in this dialect's words; True if changed."""
         raise NotImplementedError

@@ -86,6 +86,11 @@ class GeminiEdits:
         return [Slot(p, "text") for c in candidates(doc) for p in parts_of(c)
                 if isinstance(p.get("text"), str) and p["text"] and not p.get("thought")]
 
+    def started_tool_names(self, doc):
+        """Each call arrives whole: every functionCall of a chunk begins (and ends) one."""
+        return [p["functionCall"].get("name") or "" for c in candidates(doc) for p in parts_of(c)
+                if isinstance(p.get("functionCall"), dict)]
+
     def tool_arg_slots(self, doc, streaming):
         return [ArgsSlot(p["functionCall"], "args", candidate=c) for c in candidates(doc) for p in parts_of(c)
                 if isinstance(p.get("functionCall"), dict)]

@@ -290,6 +290,13 @@ class OpenAIChat(Dialect):
         return [Slot(h, "content") for h in self._holders(doc, streaming) if isinstance(h.get("content"), str)
                 and h["content"]]
 
+    def started_tool_names(self, doc):
+        """A call's name comes on its first delta only (the legacy `function_call` alike)."""
+        calls = [c.get("function") for h in self._holders(doc, True) for c in h.get("tool_calls") or []
+                 if isinstance(c, dict)]
+        calls += [h.get("function_call") for h in self._holders(doc, True)]
+        return [f["name"] for f in calls if isinstance(f, dict) and isinstance(f.get("name"), str) and f["name"]]
+
     def tool_arg_slots(self, doc, streaming):
         holders = [c["function"] for h in self._holders(doc, streaming) for c in h.get("tool_calls") or []
                    if isinstance(c, dict) and isinstance(c.get("function"), dict)]

@@ -312,6 +312,10 @@ class OpenAIResponses(Dialect):
             slots.append(Slot(doc, "text", restates=True))
         return slots
 
+    def started_tool_names(self, doc):
+        item = doc.get("item") if doc.get("type") == "response.output_item.added" else None
+        return [item.get("name") or ""] if isinstance(item, dict) and item.get("type") == "function_call" else []
+
     def tool_arg_slots(self, doc, streaming):
         kind = doc.get("type")
         if kind == "response.function_call_arguments.delta":

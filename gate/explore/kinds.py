@@ -3,7 +3,7 @@
 One table, read top to bottom: the order is the order faults are tried at a site, most
 telling first (a lost answer after a write, an error, a hang), so a tight budget keeps the
 faults that find the most. Each entry says when it applies (writes only, reads only, streamed
-LLM calls, LLM calls that carried tool calls) and whether it is transient: one such fault
+LLM calls, LLM calls whose answer carried tool calls) and whether it is transient: one such fault
 must leave the outcome the baseline's (`tolerates_transient`).
 
 Hangs hold for the agent's own deadline: an agent that waits longer never answers in time.
@@ -39,6 +39,9 @@ class Kind:
 CATALOG: tuple[Kind, ...] = (
     # tools
     Kind("timeout_after_write", (("seconds", 1.0),), when="writes"),  # the answer lost, the connection dropped
+    # the answer lost, the call held until the agent's own client gives up: the timeout most retry loops
+    # are written for (a retry under a fresh key), which a dropped connection never shows them
+    Kind("hang_after_write", (("seconds", "deadline"),), when="writes"),
     Kind("error", (("status", 500),), when="not_command", transient=True),
     Kind("exit_code", (("code", 1),), when="command"),
     Kind("timeout", (("seconds", "deadline"),)),
@@ -56,6 +59,7 @@ CATALOG: tuple[Kind, ...] = (
     Kind("timeout", (("seconds", "deadline"),), on="llm"),
     Kind("reset", (), on="llm"),
     Kind("bad_tool_args", (), on="llm", when="tool_calls"),
+    Kind("wrong_tool_args", (), on="llm", when="tool_calls"),  # parses, and breaks the tool's schema
     Kind("truncate_stream", (("after_events", 3),), on="llm", when="streamed"),
     Kind("cut_content", (), on="llm", when="not_streamed"),  # the same cut, said by a whole answer
     Kind("stall", (("after_events", 2), ("seconds", "deadline")), on="llm", when="streamed"),
@@ -70,10 +74,10 @@ CATALOG: tuple[Kind, ...] = (
 # effect side by side (a lost or failed answer, a hang, a cut answer, an injected order, a refusal to
 # serve, then the milder garbling), so one effect meets every site before the next effect does.
 PRIORITY: tuple[tuple[str, str], ...] = (
-    ("timeout_after_write", "tool"), ("error", "tool"), ("server_error", "llm"), ("exit_code", "tool"),
-    ("timeout", "tool"), ("timeout", "llm"), ("cut_content", "llm"), ("truncate_stream", "llm"), ("inject", "tool"),
-    ("bad_tool_args", "llm"), ("rate_limit", "tool"), ("rate_limit", "llm"), ("empty", "tool"), ("empty", "llm"),
-    ("stall", "llm"), ("reset", "tool"), ("reset", "llm"), ("malformed", "tool"), ("malformed_json", "llm"),
+    ("timeout_after_write", "tool"), ("hang_after_write", "tool"), ("error", "tool"), ("server_error", "llm"),
+    ("exit_code", "tool"), ("timeout", "tool"), ("timeout", "llm"), ("cut_content", "llm"), ("truncate_stream", "llm"),
+    ("inject", "tool"), ("bad_tool_args", "llm"), ("wrong_tool_args", "llm"), ("rate_limit", "tool"),
+    ("rate_limit", "llm"), ("empty", "tool"), ("empty", "llm"), ("stall", "llm"), ("reset", "tool"), ("reset", "llm"), ("malformed", "tool"), ("malformed_json", "llm"),
     ("partial", "tool"), ("schema_drift", "tool"), ("duplicate_tool_fragment", "llm"),
     ("reorder_tool_fragments", "llm"), ("latency", "tool"), ("latency", "llm"))
 

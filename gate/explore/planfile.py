@@ -57,6 +57,10 @@ def _point_doc(p: Point) -> dict:
 def _point(d: dict) -> Point:
     ref = dict(d["reference"])
     ref["tools"] = tuple(ref.get("tools") or ())
+    ref["answers"] = tuple(ref.get("answers") or ())
+    ref["tool_orders"] = tuple(tuple(order) for order in ref.get("tool_orders") or ())
+    if ref.get("writes_always") is not None:
+        ref["writes_always"] = tuple(ref["writes_always"])
     needs = d.get("needs")
     return Point(id=d["id"], input_id=d["input_id"], sites=tuple(Site(**s) for s in d["sites"]),
                  faults=tuple(d["faults"]), reference=Reference(**ref), persistent=d["persistent"],

@@ -56,6 +56,7 @@ class Baseline:
     writes: dict = field(default_factory=dict)
     calls: dict = field(default_factory=dict)
     tools: tuple[str, ...] = ()
+    others: tuple[Baseline, ...] = ()  # the other fault-free samples of this input: its natural variance
 
     @classmethod
     def read(cls, input_id: str, answer: str | None, reason: str, entries) -> Baseline:
@@ -63,10 +64,24 @@ class Baseline:
         return cls(input_id, answer, reason, tuple(found.found), tuple(found.unfaultable),
                    dict(write_meanings(entries)), dict(site_calls(entries)), tool_sites(entries))
 
+    def with_samples(self, others) -> Baseline:
+        """This sample, with the input's other answered samples beside it (the plan's sites stay this one's:
+        a faulted run is identical to the first sample up to its fault)."""
+        return replace(self, others=tuple(o for o in others if o.reason == "ok" and o.answer is not None))
+
     def reference(self, fault: str, transient: bool = False, canary: str | None = None) -> Reference:
-        """What a faulted run of this input is compared with, and what was done to it."""
-        return Reference(answer=self.answer, writes=self.writes, calls=self.calls, tools=self.tools, fault=fault,
-                         transient=transient, canary=canary)
+        """What a faulted run of this input is compared with, and what was done to it: with several samples,
+        the envelope of what a sound run did (the most writes and calls any made, every answer and order)."""
+        every = (self, *self.others)
+        writes, calls = Counter(), Counter()
+        for sample in every:
+            writes |= Counter(sample.writes)  # | keeps the larger count of each
+            calls |= Counter(sample.calls)
+        always = set(self.writes).intersection(*(o.writes for o in self.others))
+        return Reference(answer=self.answer, writes=dict(writes), calls=dict(calls), tools=self.tools, fault=fault,
+                         transient=transient, canary=canary, answers=tuple(o.answer for o in self.others),
+                         writes_always=tuple(sorted(always)) if self.others else None,
+                         tool_orders=tuple(o.tools for o in self.others), samples=len(every))
 
 
 @dataclass(frozen=True)

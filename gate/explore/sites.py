@@ -43,7 +43,7 @@ class Site:
         out: dict = {"target": self.target}
         if self.transport == "http":
             out.update(method=self.method, path=self.path)
-        elif self.transport in ("mcp", "mcp-stdio") and self.tool:
+        elif self.tool:  # every tool of a server or a seam by name; a command or declared function's is its own
             out["tool"] = self.tool
         return out
 
@@ -108,9 +108,12 @@ def _site(e, transport: str, entries, llm) -> dict:
         next_llm = next((n for n in later if n.kind == "llm"), None)
         between = later[:later.index(next_llm)] if next_llm else later
         position = "final" if index == len(llm) - 1 else ("first" if index == 0 else "later")
+        # the answer itself says (the proxy read it: gate/proxy/usage.py), even when no traced tool run
+        # followed it (a framework callback answered the call); a tool call after it only when unread
+        answered = e.extra.get("answer_tool_calls")
         return dict(kind="llm", transport="llm", target=e.target,
                     streamed=bool(e.extra.get("stream")), position=position,
-                    calls_tools=any(n.kind == "tool" for n in between))
+                    calls_tools=answered if isinstance(answered, bool) else any(n.kind == "tool" for n in between))
     if transport == "http":
         return dict(kind="tool", transport="http", target=e.target, method=e.method, path=path_template(e.path),
                     writes=_writes(e, transport))

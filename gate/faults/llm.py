@@ -1,5 +1,6 @@
 """Faults in an LLM's answer: broken JSON, cut content, wrong shapes, bad tool
-arguments, drift (stream-level faults live in streams.py).
+arguments (unparsable, or well-formed and wrong for the tool's schema), drift
+(stream-level faults live in streams.py).
 
 Each forwards the request (the upstream or the sim really answers) and then damages
 the answer in one precise way, in JSON or in each event of a stream. *What* to damage
@@ -13,6 +14,7 @@ tool call, no JSON, no dialect) says so as `not_applicable`.
 from __future__ import annotations
 
 import json
+import random
 from typing import Literal
 
 from gate.faults.base import LLM, FaultBase, register
@@ -194,6 +196,58 @@ class BadToolArgs(_LlmFault):
             return ""
         slot.holder[slot.key], why = broken
         return why
+
+
+@register
+class WrongToolArgs(_LlmFault):
+    """Tool-call arguments that parse and break the tool's schema, as real models send them: a required
+    field missing, a field of the wrong JSON type, or a value outside its enum or range (`variant`; by
+    default drawn from the cell's seed).
+
+    The tool's schema is the one the request offered; the first call whose schema can be broken is, and
+    the trace note names the field and what was done to it. No tool call, or no schema: not applicable."""
+
+    kind: Literal["wrong_tool_args"] = "wrong_tool_args"
+    variant: Literal["any", "missing", "wrong_type", "outside"] = "any"
+
+    async def apply(self, ex):
+        from gate.faults.arg_breaker import break_arguments
+        from gate.faults.call_edits import rewrite_calls
+
+        dialect = dialect_of(ex.info)
+        if dialect is None or ex.info.dialect is None:
+            ex.not_applicable(NO_DIALECT)
+            return await ex.pipe(await ex.forward())
+        schedule = getattr(ex.run, "schedule", None)  # the cell's seed: its reproduction breaks the same field
+        rng = random.Random(f"{getattr(schedule, 'seed', 0)}:wrong_tool_args:{ex.entry.call}")
+        done: list[str] = []  # what was done to the one call broken (the first that can be)
+        skipped: list[str] = []  # why each call before it was left alone
+
+        def edit(calls) -> dict[str, str]:
+            for call in calls:
+                schema, current = _tool_schema(dialect, ex, call.name), call.arguments()
+                broken = break_arguments(schema, current, rng, self.variant) if current is not None else None
+                if broken is None:
+                    skipped.append(_unbroken(call.name, schema, current))
+                    continue
+                old = call.text()
+                call.replace(broken.arguments)
+                done.append(f"{call.name}: {broken.why} ({broken.variant})")
+                return {old: call.text()}
+            return {}
+        await rewrite_calls(ex, dialect, edit)
+        if done:
+            ex.note(f"tool arguments made wrong for the schema: {done[0]}")
+        else:
+            ex.not_applicable("; ".join(skipped) or "the answer has no tool call")
+
+
+def _unbroken(name, schema, current) -> str:
+    if current is None:
+        return f"{name}'s arguments are not a JSON object"
+    if schema is None:
+        return f"the request offered no schema for {name}"
+    return f"nothing in {name}'s schema can be broken (no required, typed, enumerated or bounded field)"
 
 
 WRONG_TYPE = {"string": 1234, "integer": "not-a-number", "number": "not-a-number", "boolean": "maybe",

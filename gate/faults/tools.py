@@ -1,7 +1,9 @@
 """Faults in a tool's answer (HTTP tools answering JSON or text, and MCP `tools/call`).
 
-`timeout_after_write` is the one that finds double refunds: the request really
-reaches the upstream and executes, and only then is the answer withheld. `inject`
+`timeout_after_write` and `hang_after_write` find double refunds: the request really
+reaches the upstream and executes, and only then is the answer withheld — dropped after
+`seconds` (the agent sees a lost connection), or held until the agent's own client gives
+up (it sees its own timeout, the case most retry loops are written for). `inject`
 adds its text to whatever the tool answers (JSON, MCP, plain text, Markdown, HTML,
 XML); a fault that meets an answer it cannot alter says so as `not_applicable`.
 """
@@ -40,6 +42,18 @@ class TimeoutAfterWrite(_ToolFault):
         if self.seconds:
             await ex.hold(self.seconds)
         await ex.abort("then dropped")
+
+
+@register
+class HangAfterWrite(TimeoutAfterWrite):
+    """Forward (the upstream executes the write), then send nothing until the agent's own client gives
+    up (at most `seconds`, never past the cell), then drop: a client-side timeout after a write."""
+
+    kind: Literal["hang_after_write"] = "hang_after_write"
+    # not a wait the fault chooses but a bound: the agent's give-up ends the hold (Exchange.hold), and
+    # exploration sets it to the agent's deadline; in-process, the call waits it out after the function ran
+    seconds: float = Field(default=600.0, gt=0, le=3600,
+                           description="The longest the answer is held: the agent's own timeout should end it first.")
 
 
 @register

@@ -17,7 +17,7 @@ from gate.agent.accounting import final_check, forget
 from gate.config.secrets import Redactor
 from gate.errors import EXIT_ERROR, ConfigError, GateError
 from gate.github import workflow
-from gate.github.comment import MARKER, GitHubApi, upsert_comment
+from gate.github.comment import MARKER, GitHubApi, run_url, upsert_comment
 from gate.github.event import pull_request
 from gate.github.inputs import read_inputs
 from gate.report import markdown, write_all
@@ -222,7 +222,8 @@ def _comment(report, inputs, env, out) -> str | None:
         return msg
     api = GitHubApi(env.get("GITHUB_API_URL", "https://api.github.com"), inputs.github_token)
     try:
-        body = markdown.render(report, limit=markdown.COMMENT_LIMIT - len(MARKER) - 1, marker=MARKER)
+        body = markdown.render(report, limit=markdown.COMMENT_LIMIT - len(MARKER) - 1, marker=MARKER,
+                               full_report=run_url(env))
         result = upsert_comment(api, pr.repo, pr.number, body, inputs.comment_mode, inputs.comment_author,
                                 from_fork=pr.from_fork)
     finally:

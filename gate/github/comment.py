@@ -4,7 +4,9 @@
 marker): the configured login, else the token's user from GET /user, else — for the
 workflow's GITHUB_TOKEN, where GET /user answers 403 — `github-actions[bot]`. A
 read-only token (a fork's PR) is a notice, never a crash; a refused request says why
-in words a user can act on (bad token, no permission, wrong PR) as a warning.
+in words a user can act on (bad token, no permission, wrong PR) as a warning. A body GitHub
+would refuse (over 65,536 characters) is never sent: the renderer holds the comment to a budget
+below that (gate/report/markdown.py) and links the run for the rest (`run_url`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,17 @@ from gate.report.escape import MARKER
 BOT_LOGIN = "github-actions[bot]"
 MAX_BODY = 65_536
 NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
+SERVER = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d+)?")
+REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def run_url(env) -> str | None:
+    """The workflow run's page — its step summary holds the whole report, its artifacts report.json — which a
+    comment shortened to fit links to; None outside a run, or when a variable does not look like GitHub's own."""
+    server, repo, run = (env.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    if not (SERVER.fullmatch(server) and REPO.fullmatch(repo) and run.isdigit()):
+        return None
+    return f"{server}/{repo}/actions/runs/{run}"
 
 
 @dataclass

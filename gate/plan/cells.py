@@ -25,10 +25,9 @@ from gate.contracts import InvariantBase
 from gate.contracts.outcome_checks import Completes, StaysUp
 from gate.contracts.trace_checks import ReplayMatches
 from gate.mutation import Preserve, mutate
-from gate.plan.oracles import explore_spec, oracles
+from gate.plan.oracles import BASELINE, explore_spec, oracles
 from gate.plan.seeds import derive_seed
 
-BASELINE = "baseline"
 MUTATION = "mutation"  # the scenario of every mutation cell: no faults, a perturbed input
 
 
@@ -55,6 +54,8 @@ class Cell:
     fault_offset: int = field(default=0, compare=False, hash=False, repr=False)
     # the fault-free run its oracles compare with (gate/contracts/universal.py): set once the baselines ran
     reference: object = field(default=None, compare=False, hash=False, repr=False)
+    # runs of this cell when not the config's `runs` (an explored input's baseline, sampled for its variance)
+    runs: int | None = field(default=None, compare=False, hash=False, repr=False)
 
     def __hash__(self) -> int:
         # Ids are unique within a plan and equal cells have equal ids; hashing the id alone keeps

@@ -5,6 +5,10 @@ recorded session) would test nothing but its baselines, so it explores by defaul
 names faults keeps exactly what it wrote unless it asks for `chaos.explore` too. Either way the
 oracles are invariants like any other, with `when: {scenario: explore}`, so they show in every
 report and can be switched off or re-severed by name in `chaos.explore.oracles`.
+
+Exploration also judges its own starting point: a fault-free baseline that hangs or crashes is the
+plainest bug there is (every user meets it, no fault needed), so `baseline_answers` holds each
+baseline to `completes` at critical — where the implicit `completes` is only high.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from __future__ import annotations
 from gate.config.explore import ExploreConfig
 from gate.config.models import Config
 from gate.contracts import INVARIANTS, InvariantBase, When
-from gate.contracts.universal import REWORDINGS, UNIVERSAL
+from gate.contracts.outcome_checks import Completes
+from gate.contracts.universal import BASELINE_ORACLE, REWORDINGS, UNIVERSAL
 
 SCENARIO = "explore"
+BASELINE = "baseline"  # the fault-free contract cells
 
 
 def explore_spec(config: Config) -> ExploreConfig | None:
@@ -49,4 +55,7 @@ def oracles(config: Config, spec: ExploreConfig | None = None) -> list[Invariant
         when = When(scenario="mutation", mutation=list(REWORDINGS)) if name == "understands_rewording" else \
             When(scenario=SCENARIO)  # rewording judges the mutation stage's meaning-keeping cells; the rest, faults
         out.append(cls(id=name, severity=severity, when=when))
+    setting = spec.oracles.get(BASELINE_ORACLE)
+    if setting != "off" and BASELINE_ORACLE not in declared:
+        out.append(Completes(id=BASELINE_ORACLE, severity=setting or "critical", when=When(scenario=BASELINE)))
     return out

@@ -13,7 +13,7 @@ import re
 from gate.errors import ConfigError
 from gate.plan.cells import Cell
 
-SLOW_FAULTS = {"timeout", "stall", "timeout_after_write", "latency"}
+SLOW_FAULTS = {"timeout", "stall", "timeout_after_write", "hang_after_write", "latency"}
 
 
 def parse_shard(text: str) -> tuple[int, int]:

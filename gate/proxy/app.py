@@ -14,17 +14,25 @@ arrive in (nothing judges a read twice), and so is everything of an agent whose 
 gate does not see, or that has been seen writing before its model answered where no late
 write can be (its first run, or long after the previous one): such an agent's early writes
 are its own, so the rule is off for its worker from then on.
+
+A model call can be late too: an agent that answered (or was cut off) while its conversation ran on
+in the background asks its model again once the next cell has begun, then acts on the answer. Such a
+call is the earlier cell's when its conversation says so (`_late_conversation`): it names that cell's
+input and not this run's, or, this run's model having answered nothing yet, it ends with tool results
+— the answer to a tool call this run's model never made. It is kept as that cell's late stray, and
+the writes its answer leads to are then late writes of that cell by the rule above.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 
 from gate.transport.clock import AgentClock
 from gate.contracts.writes import call_writes, http_writes
 from gate.faults import Schedule
-from gate.faults.shapes import error_for
+from gate.faults.shapes import dialect_of, error_for
 from gate.dialects import handoffs, offered
 from gate.proxy.exchange import Aborted, Exchange, plain_json
 from gate.proxy.mcp_tools import McpTools
@@ -34,7 +42,12 @@ from gate.proxy.upstream import UpstreamUnavailable
 
 
 MAX_OFFERED = 1000  # tool names kept for coverage's "the agent offered" (gate/verdict/reach.py)
-LATE_WINDOW = 1.0  # real seconds after a run's end in which a write decided by no model of the next is its
+LATE_WINDOW = 1.0  # real seconds after a run's end in which a write decided by no model of the next is
+# the previous cell's
+# real seconds after a run's end in which a model call carrying its conversation is still its (retries, backoff)
+LATE_CONVERSATION_WINDOW = 120.0
+MIN_NAMING = 12  # characters of an input that name its conversation (a shorter one is found by chance)
+ENDED_KEPT = 8  # ended runs whose conversations a late model call is matched against
 
 
 class RunState:
@@ -62,6 +75,7 @@ class RunState:
         self.start_failures: list[dict] = []  # tool servers the agent started that died before answering
         self.forged: list[str] = []  # /fn/ calls refused: no token, or a wire tool's name (the agent's doing)
         self.handoff: str | None = None  # a handoff the agent's seam reported, for the next LLM call's trace step
+        self.input_text = ""  # what the cell asked the agent (a late model call names its own cell's)
 
     async def settle(self, seconds: float = 1.0) -> None:
         """Let exchanges released by the end of the run finish, so their judgement counts."""
@@ -107,6 +121,10 @@ class ProxyApp:
         self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
         self.declared_writes: dict[str, bool] = {}  # `tools[].writes` by tool name (set by the runner's hook)
         self.previous: tuple[str, float] | None = None  # (cell, monotonic end) of the run before this one
+        self.inputs_verbatim = False  # some model call carried its run's input as given (late calls: see above)
+        self.last_answer: tuple[str | None, float] = (None, 0.0)  # (the ended cell it was late for, when) of the
+        # last model answer: a write right after an ended cell's late answer is that cell's
+        self.ended: deque[tuple[str, float, str]] = deque(maxlen=ENDED_KEPT)  # (cell, end, input) of the last runs
         self.writes_first = False  # seen writing before its model answered where no late write can be: rule off
 
     async def __call__(self, scope, receive, send):
@@ -135,8 +153,9 @@ class ProxyApp:
     async def _handle(self, route, info, headers, body, send, receive=None):
         run = self.current
         owner = self.last_cell  # the cell a call outside any run is charged to
-        if run is not None and self._late_write(run, route, info):
-            run, owner = None, self.previous[0]
+        earlier = self._late_write(run, route, info) or self._late_conversation(run, route, info) if run else None
+        if earlier is not None:
+            run, owner = None, earlier
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
                            method=info.method, path=info.path, model=info.model, tool=info.tool,
                            rpc_method=info.rpc_method, body=body,
@@ -194,8 +213,12 @@ class ProxyApp:
             entry.end_ms = state.now_ms()
             if ex.meter is not None:  # only a forwarded call is billed
                 entry.usage = ex.meter.result()
+                if not ex.meter.overflow:  # what the model answered, read whole (gate/explore/sites.py)
+                    entry.extra["answer_tool_calls"] = ex.meter.tool_calls
             if decision is not None:
                 _judge(run.schedule, decision.index, ex)
+            if route.kind == "llm" and entry.status is not None:  # whose conversation the last answer was
+                self.last_answer = (owner if run is None and owner != self.last_cell else None, time.monotonic())
             if run is None:
                 late = owner != self.last_cell
                 self.stray.append((owner, entry.target, entry.method, entry.path, entry.status, late))
@@ -208,16 +231,39 @@ class ProxyApp:
         """`tools[].writes` for this call: its upstream's, or (a function tool) its own name's."""
         return self.declared_writes.get(route.name, self.declared_writes.get(info.tool or ""))
 
-    def _late_write(self, run: RunState, route, info) -> bool:
-        """A tool write of the previous cell's, arriving before this run's model has said anything."""
-        if route.kind != "tool" or run.model_answered or self.writes_first:
-            return False
-        if not self._writes(route, info):
-            return False
+    def _late_write(self, run: RunState, route, info) -> str | None:
+        """The ended cell a tool write is of: the one whose late model call answered last, just now; else the
+        previous cell, when the write arrives before this run's model has said anything."""
+        if route.kind != "tool" or not self._writes(route, info):
+            return None
+        cell, answered = self.last_answer
+        if cell is not None and time.monotonic() - answered <= LATE_WINDOW:
+            return cell  # acting on the answer to an ended cell's conversation
+        if run.model_answered or self.writes_first:
+            return None
         if self.previous is None or time.monotonic() - self.previous[1] > LATE_WINDOW:
             self.writes_first = True  # it writes before asking its model, so such a write is no evidence
-            return False
-        return any(k.startswith("llm:") for k in self.calls_by_target)
+            return None
+        return self.previous[0] if any(k.startswith("llm:") for k in self.calls_by_target) else None
+
+    def _late_conversation(self, run: RunState, route, info) -> str | None:
+        """The ended cell whose conversation this model call carries, or None (it is this run's)."""
+        if route.kind != "llm" or not self.ended or not run.input_text or not isinstance(info.doc, dict):
+            return None
+        now = time.monotonic()
+        recent = [(cell, said) for cell, end, said in reversed(self.ended) if now - end <= LATE_CONVERSATION_WINDOW]
+        if not recent:
+            return None
+        text = "\n".join(_strings(info.doc))
+        if run.input_text in text:
+            self.inputs_verbatim = True  # this agent sends its input as given: a call naming another's is that one's
+        elif self.inputs_verbatim:
+            return next((cell for cell, said in recent if len(said) >= MIN_NAMING and said in text), None)
+        else:
+            return None
+        if not run.model_answered and _ends_with_tool_results(info):
+            return recent[0][0]  # a tool result no tool call of this run's model asked for
+        return None
 
     def _writes(self, route, info) -> bool:
         declared = self._declared(route, info)
@@ -319,3 +365,29 @@ async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
     from gate.proxy.replayed import serve_exchange
 
     await serve_exchange(recorded, info, ex, imported=book.session.source != "recorded")  # as it happened
+
+
+def _strings(doc, depth: int = 0):
+    """Every string a request's JSON holds (its messages' text, wherever the dialect keeps it)."""
+    if depth > 12:
+        return
+    if isinstance(doc, str):
+        yield doc
+    elif isinstance(doc, dict):
+        for value in doc.values():
+            yield from _strings(value, depth + 1)
+    elif isinstance(doc, list):
+        for value in doc:
+            yield from _strings(value, depth + 1)
+
+
+def _ends_with_tool_results(info) -> bool:
+    """Does the conversation this request sends end with tool results (not with a user's message)?"""
+    dialect = dialect_of(info)
+    if dialect is None:
+        return False
+    try:
+        messages = dialect.decode(info.path, info.doc).messages
+    except Exception:  # a request the dialect cannot read says nothing about whose it is
+        return False
+    return bool(messages) and bool(messages[-1].tool_results) and not messages[-1].text.strip()

@@ -8,6 +8,10 @@ Gemini's last chunk, Chat's include_usage chunk, Responses' response.completed),
 the largest value seen per field is the answer. When the answer says nothing, the
 tokens are estimated the way the sim counts them (about four characters a token, of
 the request's conversation and of the text and tool arguments read) and marked so.
+
+Reading every document anyway, it also notes whether the model's answer carried a tool call
+(`tool_calls`): exploration plans its tool-call faults on the answers that did, whether or not
+the agent's tool run was traced after them (a framework callback may answer the call itself).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ class UsageMeter:
         self.overflow = False
         self.reported: Usage | None = None
         self.chars = 0  # text and tool arguments read, for the estimate
+        self.tool_calls = False  # the answer carried a tool call (exploration plans tool-call faults on it)
 
     @classmethod
     def for_request(cls, info, body: bytes, status: int) -> UsageMeter | None:
@@ -56,6 +61,7 @@ class UsageMeter:
         try:
             found = self.dialect.usage(doc)
             slots = self.dialect.text_slots(doc, streaming) + self.dialect.tool_arg_slots(doc, streaming)
+            self.tool_calls = self.tool_calls or self.dialect.carries_tool_calls(doc, streaming)
         except Exception:  # a damaged or unexpected document has no usage to give
             return
         if found is not None and found.total > 0:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from gate.pytest_plugin.fixtures import RUN, SimHandle
+from gate.testing.shown import shown
 
 INI = "chaos_explore"
 PAYLOAD = "chaos-gate-explore"
@@ -97,7 +98,7 @@ def run(item) -> None:
         base_run.explored_line = f"{len(failed)} of {len(outcomes)} explored fault point(s) failed, first " \
                                  f"{first.point.id} ({first.breaches[0][0]})"
         head = f"chaos-gate explore: {len(failed)} of {len(outcomes)} fault point(s) failed"
-        pytest.fail("\n\n".join([head, *(_finding(item, spec, o) for o in failed)]), pytrace=False)
+        pytest.fail(shown("\n\n".join([head, *(_finding(item, spec, o) for o in failed)])), pytrace=False)
 
 
 def _call(item, funcargs) -> None:
@@ -110,7 +111,11 @@ def _call(item, funcargs) -> None:
 def _oracles(config, explore) -> list:
     from gate.plan.oracles import oracles
 
-    return [o for o in oracles(config, explore) if o.type not in JUDGED_ELSEWHERE]
+    from gate.contracts.universal import BASELINE_ORACLE
+
+    # every oracle of an explored point: the baseline's own (`baseline_answers`) judges the test's first run,
+    # which the test itself already judges (it ran, passing, before any point)
+    return [o for o in oracles(config, explore) if o.type not in JUDGED_ELSEWHERE and o.id != BASELINE_ORACLE]
 
 
 def _judge(item, inner, point, oracles, deadline: float) -> Outcome:

@@ -21,6 +21,7 @@ import pytest
 
 from gate.pytest_plugin import runs, text
 from gate.pytest_plugin.fixtures import GROUPS
+from gate.testing.shown import shown
 
 PENDING = pytest.StashKey[dict]()  # node id -> JUnit properties, waiting for the test's teardown report
 
@@ -58,10 +59,10 @@ def _failed(group, payload, report, props: list) -> None:
     group.failures.append(failure)
     props.append(("chaos_trace", f"run{failure.run}: {failure.line}"))
     props.extend(("chaos_replay", line) for line in failure.commands)
-    report.sections.append(("chaos-gate", "\n".join(text.failure_lines(failure, ""))))
+    report.sections.append(("chaos-gate", shown("\n".join(text.failure_lines(failure, "")))))
     if report.failed and group.min_rate is not None and group.whole:  # the rate decides, not this run alone
         report.sections.append((f"chaos-gate: run{failure.run} failed (counted in the pass rate)",
-                                str(report.longrepr)))
+                                shown(report.longreprtext)))  # its text without colour, PY_COLORS or not
         report.outcome, report.longrepr = "passed", None
 
 
@@ -69,7 +70,7 @@ def _complete(group, key: str, report, props: list) -> None:
     group.judged = True
     props.append(("chaos_pass_rate", text.verdict(group)))
     if not group.ok:
-        report.outcome, report.longrepr = "failed", text.verdict_repr(key, group)
+        report.outcome, report.longrepr = "failed", shown(text.verdict_repr(key, group))
 
 
 def remember_failures(config) -> None:
@@ -86,14 +87,14 @@ def remember_failures(config) -> None:
 
 def summary(terminalreporter, config) -> None:
     # a test of one run that passed has no rate worth a line; one that failed gets its replay command here
-    shown = {k: g for k, g in sorted(config.stash.get(GROUPS, {}).items()) if g.done and (g.n > 1 or g.failed)}
-    if not shown:
+    listed = {k: g for k, g in sorted(config.stash.get(GROUPS, {}).items()) if g.done and (g.n > 1 or g.failed)}
+    if not listed:
         return
     tr = terminalreporter
     width = min(getattr(getattr(tr, "_tw", None), "fullwidth", text.WIDTH), 120)
     tr.write_sep("=", "chaos-gate: pass rate over runs")
-    for key, group in shown.items():
-        for line in text.group_lines(key, group, width):
+    for key, group in listed.items():
+        for line in shown("\n".join(text.group_lines(key, group, width))).split("\n"):  # its line breaks only
             tr.write_line(line)
     if config.getoption("force_reruns", None):
         lines = text.note("--force-reruns reran chaos tests: every attempt counts as a run, so a rerun never "

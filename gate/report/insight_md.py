@@ -115,7 +115,7 @@ def cell_lines(cell: CellResult) -> list[str]:
         partial = " (not proven minimal: " + text(shrink.note, 120) + ")" if shrink.status == "partial" else ""
         out.append(f"- **breaks with only:** {text(found, 300)} — {len(cell.minimal_faults)} of "
                    f"{len(shrink.fired)} firings, {shrink.reruns} re-runs{partial}")
-    elif shrink.note:
+    elif shrink.note and shrink.status != "minimal":  # an explored point of one fault: nothing to say
         out.append(f"- shrinking: {text(shrink.note, 200)}")
     if shrink.command:
         out += ["", "Replay exactly that set:", "", code_block(shrink.command, 400, "sh")]

@@ -92,7 +92,8 @@ class Firing(BaseModel):
 class Shrink(BaseModel):
     """What shrinking a failing cell to its minimal fault set found."""
 
-    status: Literal["shrunk", "flaky", "no_faults", "partial"]
+    status: Literal["shrunk", "flaky", "no_faults", "partial", "minimal"] = Field(
+        description="minimal: one fault (one firing, or an explored point of one fault), so not re-run.")
     invariant: str | None = Field(default=None, description="The breached invariant the subsets must still breach.")
     fired: list[Firing] = Field(default_factory=list, description="Every firing of the failing run.")
     reruns: int = 0

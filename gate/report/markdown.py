@@ -4,8 +4,12 @@ Verdict and score (with, when it is so, that no fault was injected) and the reas
 first, then what failed: the worst failures, each with its fault, a trace excerpt that keeps
 the faulted calls and their repeats, and its reproduce command in <details>, and the flaky
 cells that passed on `min_pass_rate` with their failing runs; then stages, the invariant
-table, the scenario × invariant matrix, fault coverage and cost. The renderer degrades to
-fit a size budget: full, then failures only, then trimmed with a note — never over the limit.
+table, the scenario × invariant matrix, fault coverage and cost. Exploration's findings lead as
+their causes (gate/report/explore_text.py). The renderer degrades to fit a size budget, measured on
+the body it returns: full, then failures only, then shortened in a planned order — the per-cell
+failures, then the causes' log tails, then their pins, then their detail — always keeping every
+cause's line and a note that says where the full report is. Whole sections only: never over the
+limit, and never a table or a code block cut in the middle.
 A crash or a start-up failure shows the end of the agent's log (its stderr); cells not judged
 and cells re-run on a restarted agent are listed with why.
 """
@@ -24,7 +28,8 @@ from gate.report.model import CellResult, Report
 
 ICON = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "➖"}
 MATRIX_LEGEND = "_✅ held · ❌ breached · ➖ nothing to judge (no output) · · not checked_"
-COMMENT_LIMIT = 65_536
+GITHUB_COMMENT_LIMIT = 65_536  # GitHub refuses a comment body longer than this (gate/github/comment.py)
+COMMENT_LIMIT = 60_000  # what the PR comment is held to: a margin under GitHub's limit for what is added to it
 SUMMARY_LIMIT = 1 << 20
 
 
@@ -275,9 +280,11 @@ def flaky_passed(report: Report) -> list[CellResult]:
     return [c for c in report.verdict.cells if c.status == "pass" and c.flaky]
 
 
-def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, marker: str = "") -> str:
-    """What failed and why first (the header's reasons, then the failures and the flaky cells that passed
-    on min_pass_rate), then the tables. The full report if it fits, else failures only, else trimmed."""
+def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, marker: str = "",
+           full_report: str | None = None) -> str:
+    """What failed and why first (the header's reasons, the causes of the findings, then the failures and the
+    flaky cells that passed on min_pass_rate), then the tables. The full report if it fits, else failures
+    only, else shortened (`shortened`). `full_report`: where the whole report is (the workflow run's page)."""
     failures = worst(report)
     lead = [header(report), explore_text.markdown(report), comparison_table(report), pins(report)]
     tables = [stages_table(report), invariants_table(report), pass_k_table(report), outcome_tally(report),
@@ -288,27 +295,93 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     same_start.discard(next((c.id for c in failures if c.reason == "agent_start"), None))
     failures = [c for c in failures if c.id not in same_start]
     details = [failure_detail(c, timing.get(c.id)) for c in failures[:max_failures]]
+    counted = []
     if same_start:
-        details.append(f"_…and {len(same_start)} more cells where the agent did not start the same way._")
+        counted.append(f"_…and {len(same_start)} more cells where the agent did not start the same way._")
     if len(failures) > max_failures:
-        details.append(f"_…and {len(failures) - max_failures} more failing cells in report.json._")
+        counted.append(f"_…and {len(failures) - max_failures} more failing cells in report.json._")
     flaky = [failure_detail(c, timing.get(c.id)) for c in flaky_passed(report)[:max_failures]]
-    full = _join(marker, lead, details, flaky, tables)
+    full = _join(marker, lead, details + counted, flaky, tables)
     if len(full) <= limit:
         return full
-    compact = _join(marker, [header(report), explore_text.markdown(report, 5), pins(report)], details, flaky,
+    compact = _join(marker, [header(report), explore_text.markdown(report), pins(report)], details + counted, flaky,
                     [stages_table(report)])
     if len(compact) <= limit:
         return compact
-    note = "\n\n_Report trimmed to fit GitHub's size limit; the full report is in report.json._"
+    return shortened(report, limit, marker, details, full_report, max(0, len(failures) - max_failures))
+
+
+# What a comment over the limit sheds, in order, after the per-cell failures: the causes' log tails, their
+# pins past the first few, every pin, the detail past the first few causes, all of it. Every cause's line stays.
+SHED = (dict(), dict(logs=False), dict(logs=False, pins=3), dict(logs=False, pins=0),
+        dict(logs=False, pins=0, full=3), dict(logs=False, pins=0, full=0))
+
+
+def shortened(report: Report, limit: int, marker: str, details: list[str], full_report: str | None,
+              untold: int = 0) -> str:
+    """The header, the causes at the most detail that fits, as many failures as fit after them (`untold`: the
+    failing cells with no detail at all), and a line saying where the full report is. Whole sections only: no
+    table or code block is ever cut."""
+    note = trimmed_note(report, full_report)
+    for level in SHED:
+        lead = [header(report), explore_text.markdown(report, **level), note]
+        base = _join(marker, lead, [])
+        if len(base) <= limit:
+            return _join(marker, lead, _fitting(details, limit - len(base), untold))
+    shown = _most_causes(report, limit, marker, note)
+    if shown is not None:
+        return _join(marker, [header(report), explore_text.markdown(report, logs=False, pins=0, full=0,
+                                                                    shown=shown), note], [])
+    return _whole_lines(_join(marker, [header(report), note], []), limit)
+
+
+def trimmed_note(report: Report, full_report: str | None) -> str:
+    """Where the rest is: the workflow run (its step summary; report.json among its artifacts)."""
+    where = (f"[the workflow run]({full_report}): its step summary, and report.json among its artifacts"
+             if full_report else "report.json and the workflow run's step summary")
+    kept = "every cause of the findings is listed above; " if report.verdict.explore and \
+        report.verdict.explore.findings else ""
+    return (f"_Report trimmed to fit GitHub's size limit: {kept}each failing cell's trace, log and pin are in "
+            f"the full report — {where}._")
+
+
+def _fitting(details: list[str], room: int, untold: int) -> list[str]:
+    """The first failures that fit in `room` (each whole), and a line counting the rest."""
     kept: list[str] = []
-    base = _join(marker, [header(report)], []) + note
+    used = len("\n\n### Failures\n\n") + 80  # the heading, and room for the line counting the rest
     for d in details:
-        if len(base) + sum(len(k) + 2 for k in kept) + len(d) + 2 > limit:
+        if used + len(d) + 2 > room:
             break
         kept.append(d)
-    text = _join(marker, [header(report)], kept) + note
-    return text if len(text) <= limit else text[: limit - len(note) - 1] + note
+        used += len(d) + 2
+    left = len(details) - len(kept) + untold
+    return kept + [f"_…and {left} more failing cells in the full report._"] if left and kept else kept
+
+
+def _most_causes(report: Report, limit: int, marker: str, note: str) -> int | None:
+    """The most cause lines that fit (binary search: each try renders once), or None when not one does."""
+    low, high, best = 1, len(report.verdict.explore.causes) if report.verdict.explore else 0, None
+    while low <= high:
+        mid = (low + high) // 2
+        body = _join(marker, [header(report), explore_text.markdown(report, logs=False, pins=0, full=0, shown=mid),
+                              note], [])
+        if len(body) <= limit:
+            best, low = mid, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def _whole_lines(body: str, limit: int) -> str:
+    """The last resort (a header over the limit): its first lines that fit. The header holds no table or
+    code block, so whole lines cut none."""
+    out, used = [], 0
+    for line in body.splitlines(keepends=True):
+        if used + len(line) > limit:
+            break
+        out.append(line)
+        used += len(line)
+    return "".join(out)
 
 
 def error_summary(message: str, limit: int = 60_000) -> str:

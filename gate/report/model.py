@@ -16,6 +16,7 @@ from gate.report.insight_model import (Comparison, Firing, PassKFloor, RepeatSta
                                        UsageSummary)
 
 from gate.report.exchanges import CellExchanges
+from gate.explore.causes import group_causes  # the core's rule, applied to whatever findings a report holds
 
 SCHEMA = "agent-chaos-gate/report@1"
 # skipped: run but not judged (every firing of its faults met an answer it could not alter); `note` says why
@@ -236,6 +237,31 @@ class Finding(BaseModel):
     reproduce: str = ""
     pin: str = Field(default="", description="YAML to paste under the config: the scenario and its invariant.")
     log_tail: str | None = Field(default=None, description="A crash's end of the agent's log (its traceback).")
+    site: str = Field(default="", description="The faulted site's group (its matcher, any occurrence): its cause's.")
+    where: str = Field(default="", description="That site in words: `POST orders /refunds`, `openai LLM calls`.")
+    kind: str = Field(default="", description="The fault kind(s): `error`, `error on every call`, `error + timeout`.")
+    behaviour: str = Field(default="", description="What the agent did, normalised: `crashed (KeyError)`, "
+                                                   "`answered HTTP 500`, `answered an error`.")
+    order: int = Field(default=0, description="The cell's place in the exploration plan.")
+
+
+class Cause(BaseModel):
+    """Failing explored cells that show one bug: one oracle, one site, one behaviour (gate/explore/causes.py).
+    Its line, evidence, reproduce command and pin are its first cell's, in plan order."""
+
+    invariant: str
+    severity: str = Field(description="The worst of its cells'.")
+    site: str
+    where: str
+    behaviour: str
+    kinds: list[str] = Field(description="The fault kinds that showed it, in plan order.")
+    cells: list[str] = Field(description="Its failing cells, in plan order.")
+    count: int
+    line: str
+    evidence: str = ""
+    reproduce: str = ""
+    pin: str = ""
+    log_tail: str | None = None
 
 
 class ExploreSummary(BaseModel):
@@ -248,7 +274,12 @@ class ExploreSummary(BaseModel):
     unfaultable: list[str] = Field(default_factory=list, description="Calls seen that could not be faulted, and why.")
     failed_baselines: list[str] = Field(default_factory=list,
                                         description="Inputs whose fault-free baseline did not answer: not explored.")
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list, description="One per failing explored cell.")
+
+    @computed_field(description="The findings grouped by cause, most severe first: what the renderings lead with.")
+    @property
+    def causes(self) -> list[Cause]:
+        return [Cause(**c) for c in group_causes(self.findings)]
 
 
 class VerdictPart(BaseModel):

@@ -4,6 +4,10 @@ A terminal gets a live bar (gate.report.terminal); a CI log gets one plain line 
 seconds instead (a redrawn bar there is thousands of lines of noise), written to stderr so
 that stdout stays the run's result. The Action wraps these lines in a `::group::`.
 `CHAOS_GATE_PROGRESS_SECONDS` sets the interval between plain lines (default 5).
+
+A phase after the cells (shrinking failing cells, gate/runner/shrink.py) says so with
+`on_plan(total, phase="shrinking")` and is counted on its own, with its own ETA, so no stretch of
+the run is silent.
 """
 
 from __future__ import annotations
@@ -42,9 +46,15 @@ class PlainProgress:
         self.now = now
         self.total = self.done = self.failures = 0
         self.started = self.last = 0.0
+        self.phase: str | None = None  # after the cells: what runs now (its items are failing cells)
         self._uncounted: list = []  # runs since the last line: judged only when a line is written
 
-    def on_plan(self, total: int) -> None:
+    def on_plan(self, total: int, phase: str | None = None) -> None:
+        if phase is not None:  # a phase of its own after the cells: counted from zero
+            self.phase, self.total, self.done = phase, total, 0
+            self.started = self.last = self.now()
+            self._write(f"chaos-gate: {phase} {total} failing cell(s)")
+            return
         if self.total:  # called again: exploration planned more after the baselines
             self._write(f"chaos-gate: exploring: {total - self.total} more cell run(s)")
             self.total = total
@@ -69,6 +79,9 @@ class PlainProgress:
     def line(self, at: float) -> str:
         elapsed = at - self.started
         eta = elapsed / self.done * (self.total - self.done) if self.done else None
+        if self.phase is not None:
+            return (f"chaos-gate: {self.phase} {self.done}/{self.total} failing cells · {clock(elapsed)} elapsed · "
+                    f"ETA {clock(eta)}")
         return (f"chaos-gate: {self.done}/{self.total} cells · {self.failures} failing · "
                 f"{clock(elapsed)} elapsed · ETA {clock(eta)}")
 

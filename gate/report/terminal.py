@@ -35,31 +35,39 @@ STYLE = {"pass": "green", "fail": "red", "error": "yellow"}
 
 @contextmanager
 def progress_bar(console: Console, quiet: bool = False):
-    """Yields (on_plan(total), on_progress(run)) callbacks for the runner: a live bar on a terminal
-    (done / total, failures so far, elapsed, ETA), plain lines every few seconds elsewhere."""
+    """Yields (on_plan(total, phase=None), on_progress(run)) callbacks for the runner: a live bar on a terminal
+    (done / total, failures so far, elapsed, ETA), plain lines every few seconds elsewhere. A `phase` after
+    the cells (shrinking) gets a bar of its own."""
     if quiet:
-        yield (lambda total: None), (lambda run=None: None)
+        yield (lambda total, phase=None: None), (lambda run=None: None)
         return
     if not console.is_terminal:
         plain = PlainProgress()
         yield plain.on_plan, plain.on_progress
         return
-    progress = Progress(TextColumn("[bold]chaos-gate"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("[red]{task.fields[failures]} failing"), TimeElapsedColumn(),
+    progress = Progress(TextColumn("[bold]chaos-gate"), TextColumn("{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
                         TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True)
     task = None
+    failures = 0
     with progress:
-        def on_plan(total: int):
+        def on_plan(total: int, phase: str | None = None):
             nonlocal task
-            if task is not None:  # called again: exploration planned more cells after the baselines
+            if phase is not None:  # a phase of its own after the cells: a bar of its own
+                task = progress.add_task(phase, total=total, status="failing cells")
+            elif task is not None:  # called again: exploration planned more cells after the baselines
                 progress.update(task, total=total)
-                return
-            task = progress.add_task("cells", total=total, failures=0)
+            else:
+                task = progress.add_task("", total=total, status="[red]0 failing")
 
         def on_progress(run=None):
-            if task is not None:
-                failures = progress.tasks[0].fields["failures"] + run_failed(run)
-                progress.update(task, advance=1, failures=failures, refresh=True)
+            nonlocal failures
+            if task is None:
+                return
+            if run is not None:
+                failures += run_failed(run)
+                progress.update(task, status=f"[red]{failures} failing")
+            progress.update(task, advance=1, refresh=True)
 
         yield on_plan, on_progress
 

@@ -45,8 +45,8 @@ class BaselineRecorder:
     """A run hook, attached last: the baselines' call sites, read while their trace entries live, and
     how often each explored cell's run called each site (what decides its outage and pairs)."""
 
-    def __init__(self, into: dict[str, Baseline], calls: dict[str, Counter]):
-        self.into, self.calls = into, calls
+    def __init__(self, into: dict[str, dict[int, Baseline]], calls: dict[str, Counter]):
+        self.into, self.calls = into, calls  # input id -> run -> that sample of its baseline
 
     def env(self) -> dict[str, str]:
         return {}
@@ -58,8 +58,9 @@ class BaselineRecorder:
         return None
 
     async def end(self, cell, run: int, obs) -> None:
-        if run == 0 and _is_baseline(cell) and not cell.rerun:
-            self.into[cell.input_id] = Baseline.read(cell.input_id, obs.output, obs.reason, obs.trace)
+        if _is_baseline(cell) and not cell.rerun:  # every sample: the runs may end in any order
+            self.into.setdefault(cell.input_id, {})[run] = Baseline.read(cell.input_id, obs.output, obs.reason,
+                                                                         obs.trace)
         elif run == 0 and cell.scenario == SCENARIO and not cell.rerun:
             self.calls[cell.id] = site_calls(obs.trace)
 
@@ -77,13 +78,15 @@ class Exploration:
         self.shard, self.only, self.discover = shard, only, discover
         self.shared = _read_plan(plan_file, loaded) if plan_file is not None else None
         self.spec = explore_spec(loaded.config)
-        self.baselines: dict[str, Baseline] = {}
+        self.samples: dict[str, dict[int, Baseline]] = {}  # input id -> run -> that baseline sample
+        self.baselines: dict[str, Baseline] = {}  # input id -> its first sample, the others beside it
         self.calls: dict[str, Counter] = {}  # explored cell id -> its run's calls per site group
         self.plan: ExplorePlan | None = None
         self.points: dict = {}
         self.deferred: list[Cell] = []  # outages and pairs, run after the single that decides them
         self.dropped: dict[str, str] = {}  # cell id -> why its run would repeat its sibling's
         self.oracle_ids = {i for i, inv in invariants.items() if inv.type in UNIVERSAL}
+        self.selected: int | None = None  # explored cells `--only` kept: the summary counts those as run
 
     @classmethod
     def needed(cls, loaded: LoadedConfig, cells: list[Cell], whole: list[Cell], invariants: dict, on_plan=None,
@@ -95,7 +98,7 @@ class Exploration:
         return run if run.spec is not None or compares else None
 
     def hooks(self, factory):
-        recorder = BaselineRecorder(self.baselines, self.calls)
+        recorder = BaselineRecorder(self.samples, self.calls)
         return lambda index: [*(factory(index) if factory else []), recorder]
 
     def first(self, cells: list[Cell]) -> list[Cell]:
@@ -103,12 +106,28 @@ class Exploration:
         cells), and reports only its own."""
         mine = [c for c in cells if _is_baseline(c)]
         if self.spec is None or (self.shard is None and not self.only) or self.shared is not None:
-            return mine  # a shared plan carries every point's reference: no other input's baseline is needed
+            return self._sampled(mine)  # a shared plan carries every point's reference: no other baseline needed
         ran = {c.id for c in mine}
-        return mine + [c for c in self.whole if _is_baseline(c) and c.id not in ran]
+        return self._sampled(mine + [c for c in self.whole if _is_baseline(c) and c.id not in ran])
+
+    def _sampled(self, baselines: list[Cell]) -> list[Cell]:
+        """Each baseline run as often as exploration learns its variance from (`baseline_runs`), in place."""
+        runs = max(self.loaded.config.runs, self.spec.baseline_runs) if self.spec is not None else None
+        if runs is None or runs == self.loaded.config.runs:
+            return baselines
+        sampled = {c.id: replace(c, runs=runs) for c in baselines}
+        for cells in (self.cells, self.whole):  # the same cells everywhere they are held (the report folds these)
+            cells[:] = [sampled.get(c.id, c) for c in cells]
+        return list(sampled.values())
+
+    def _merge_samples(self) -> None:
+        for input_id, runs in self.samples.items():
+            first = runs.get(0) or runs[min(runs)]
+            self.baselines[input_id] = first.with_samples(b for run, b in sorted(runs.items()) if b is not first)
 
     def then(self, rest: list[Cell]) -> list[Cell]:
         """The rest of the plan with its references, and the explored cells (added to `self.cells`)."""
+        self._merge_samples()
         rest = [self._referenced(c) for c in rest]
         if self.spec is None:
             return rest
@@ -130,9 +149,10 @@ class Exploration:
             added = self._dealt(added, config.runs)
         if self.only:  # a reproduce command names explored cells: they exist once the baselines ran
             added = select(added, self.only)
+            self.selected = len(added)
         self.cells.extend(added)  # in place: the followups (recover, shrink) hold this list
         if self.on_plan is not None and added:
-            self.on_plan(len(self.cells) * config.runs)
+            self.on_plan(sum(c.runs or config.runs for c in self.cells))
         mine = {c.id for c in added}
         self.deferred = [c for c in added if self._decided_by(c) in mine]
         later = {c.id for c in self.deferred}
@@ -197,7 +217,8 @@ def explore_summary(exploration: Exploration, results) -> ExploreSummary | None:
     for why, n in ((REPEATS_OUTAGE, outages), (REPEATS_PAIR, len(exploration.dropped) - outages)):
         if n:
             pruned[why] = n
-    return ExploreSummary(sites=plan.sites, planned=plan.planned, run=len(plan.points) - len(exploration.dropped),
+    ran = len(plan.points) if exploration.selected is None else exploration.selected
+    return ExploreSummary(sites=plan.sites, planned=plan.planned, run=ran - len(exploration.dropped),
                           pruned=pruned,
                           unfaultable=[f"{u.what}: {u.why}" for u in plan.unfaultable],
                           failed_baselines=plan.failed_baselines, findings=[Finding(**f) for f in found])

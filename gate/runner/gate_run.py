@@ -126,7 +126,8 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
     budget, shrinks = insights.budget_for(config), {}
     reruns: list = []
     followup = recover.chain(recover.followup(config, cells, invariants, baselines, budget, ledgers, reruns),
-                             insights.shrink_followup(config, cells, invariants, baselines, budget, shrinks, firings))
+                             insights.shrink_followup(config, cells, invariants, baselines, budget, shrinks, firings,
+                                                      on_plan, on_progress))
     pool, interrupted = run_pool_interruptible(
         lambda partial: run_pool(workers, cells, config.runs, invariants, baselines,
                                  _needs_reference(loaded, cells, invariants), on_progress, result=partial,

@@ -43,14 +43,16 @@ def budget_for(config) -> Budget | None:
     return Budget(config.gate.max_cost_usd) if config.gate.max_cost_usd is not None else None
 
 
-def shrink_followup(config, cells, invariants, baselines, budget, jobs: dict, firings):
-    """The pool's followup that shrinks failing cells, or None when shrinking is off (or --faults given)."""
+def shrink_followup(config, cells, invariants, baselines, budget, jobs: dict, firings, on_plan=None,
+                    on_progress=None):
+    """The pool's followup that shrinks failing cells, or None when shrinking is off (or --faults given);
+    it reports its progress through the run's own callbacks (`on_plan(total, phase=...)`, `on_progress()`)."""
     if not config.shrink.enabled or firings is not None:
         return None
 
     async def followup(workers, pool):
         jobs.update(await shrink_failures(workers, pool, cells, invariants, baselines, config.shrink.max_runs,
-                                          budget))
+                                          budget, on_plan, on_progress))
     return followup
 
 

@@ -353,13 +353,13 @@ async def run_pool(workers: list[Worker], cells: list[Cell], runs: int, invarian
                 on_progress(done)  # reads like the run's result: progress can count failures as they happen
 
         first = cells if phases is None else phases.first(cells)
-        await _drain(workers, [WorkItem(c, r) for c in first for r in range(runs)], handle)
+        await _drain(workers, [WorkItem(c, r) for c in first for r in range(c.runs or runs)], handle)
         if phases is not None:
             ran = {c.id for c in first}
             more = phases.then([c for c in cells if c.id not in ran])
-            await _drain(workers, [WorkItem(c, r) for c in more for r in range(runs)], handle)
+            await _drain(workers, [WorkItem(c, r) for c in more for r in range(c.runs or runs)], handle)
             last = phases.later()  # what the runs so far leave worth running
-            await _drain(workers, [WorkItem(c, r) for c in last for r in range(runs)], handle)
+            await _drain(workers, [WorkItem(c, r) for c in last for r in range(c.runs or runs)], handle)
         result.judge()  # before the followup, which reads the results
         if followup is not None:
             await followup(workers, result)

@@ -118,6 +118,7 @@ class ProxyHook:
         state = self.app.current = RunState(schedule, replay=book, record=record, scale=self.config.agent.time_scale,
                                             agent_pid=self.agent_pid)
         self.app.last_cell = cell.id
+        state.input_text = getattr(cell, "text", "") or ""  # a late model call of an ended cell names that cell's (gate/proxy/app.py)
         if self.sim is not None:  # a mutated input is read as its original would be (gate/sim/script.py)
             mutated = getattr(cell, "mutation", None) is not None and cell.text != cell.original_text
             self.sim.originals = {cell.text: cell.original_text} if mutated else {}
@@ -130,6 +131,7 @@ class ProxyHook:
         if state is None:
             return
         self.app.previous = (self.app.last_cell, time.monotonic())  # a late write of this cell's is its own (gate/proxy/app.py)
+        self.app.ended.append((self.app.last_cell, time.monotonic(), state.input_text))
         state.over.set()
         await state.settle()
         self.last_run = state

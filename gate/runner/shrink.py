@@ -7,6 +7,12 @@ a subset allowed (`Schedule(only=...)`), keeping any subset that still breaches 
 same invariant, until no single firing can be removed. The re-runs reuse the pool's
 workers, happen only for failing cells, and stop at `shrink.max_runs` per cell.
 A failure that does not come back with all of its own firings is flaky: not shrunk.
+
+Only what has more than one fault to take apart is shrunk. A failing run with one firing, and an
+explored cell of one fault (a point is one fault at one call, or one site's outage: minimal by
+construction, gate/explore/planner.py), are marked minimal with no re-run — re-running them twice
+each was half the time of an explored run. While shrinking runs it reports its progress the way the
+pool does (`on_plan(total, phase=...)`, then `on_progress()` per cell shrunk).
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gate.plan import Cell
+from gate.plan.oracles import SCENARIO as EXPLORED
 from gate.report.insight_model import Firing, Shrink
 from gate.report.model import RunResult
 from gate.verdict.evaluate import fold_cell
 
 SHRINK_STAGES = ("chaos", "contract")
+SHRINKING = "shrinking"  # the progress phase's name: `chaos-gate: shrinking 2 failing cell(s)`
 
 
 class OutOfRuns(Exception):
@@ -61,6 +69,13 @@ def plan_shrinks(cells: list[Cell], runs_of: dict[str, list[RunResult]], invaria
         elif not job.fired:
             job.result = Shrink(status="no_faults", invariant=target, note="it fails with no fault firing at all")
             job.minimal = []
+        elif cell.scenario == EXPLORED and len(cell.faults) == 1:
+            job.result = Shrink(status="minimal", invariant=target, fired=job.fired,
+                                note="an explored point of one fault: minimal already, not re-run")
+        elif len(job.fired) == 1:
+            job.result = Shrink(status="minimal", invariant=target, fired=job.fired,
+                                note="one fault fired: minimal already, not re-run")
+            job.minimal = job.fired
         jobs.append(job)
     return jobs
 
@@ -128,14 +143,17 @@ async def shrink_one(job: ShrinkJob, execute, max_runs: int) -> None:
 
 
 async def shrink_failures(workers, pool, cells: list[Cell], invariants: dict, baselines: dict,
-                          max_runs: int, budget=None) -> dict[str, ShrinkJob]:
-    """Shrink every failing chaos/contract cell on the pool's (still running) workers."""
+                          max_runs: int, budget=None, on_plan=None, on_progress=None) -> dict[str, ShrinkJob]:
+    """Shrink every failing chaos/contract cell with more than one fault on the pool's (still running) workers."""
     from gate.runner.pool import WorkItem, _drain
 
     runs_of: dict[str, list[RunResult]] = {}
     for item in sorted(pool.runs, key=lambda i: (i.cell.index, i.run)):
         runs_of.setdefault(item.cell.id, []).append(pool.runs[item])
     jobs = plan_shrinks(cells, runs_of, invariants)
+    todo = [j for j in jobs if j.result is None]
+    if todo and on_plan is not None:  # no silent minutes after the last cell: say what runs now
+        on_plan(len(todo), phase=SHRINKING)
 
     async def handle(worker, job: ShrinkJob):
         async def execute(cell: Cell, run: int) -> RunResult:
@@ -147,6 +165,8 @@ async def shrink_failures(workers, pool, cells: list[Cell], invariants: dict, ba
                 budget.charge(result.usage)
             return result
         await shrink_one(job, execute, max_runs)
+        if on_progress is not None:
+            on_progress()
 
-    await _drain(workers, [j for j in jobs if j.result is None], handle)
+    await _drain(workers, todo, handle)
     return {job.cell.id: job for job in jobs}

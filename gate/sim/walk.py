@@ -49,6 +49,7 @@ import jsonschema
 
 from gate.contracts.writes import call_writes
 from gate.dialects import answers
+from gate.dialects.acknowledgement import SIM_APOLOGY
 from gate.dialects.model import Conversation, ToolCall, ToolResult, ToolSpec
 from gate.sim.schema_value import value_for
 
@@ -178,7 +179,7 @@ def answer(answered: list[tuple[ToolResult, ToolCall | None]], calls: list[ToolC
     """(the final answer, the trace note): what each tool returned; a failure said as one, first."""
     if not answered:  # the agent sent its calls back without their results: nothing to go on
         names = _names(list(dict.fromkeys(c.name for c in calls)))
-        return (f"Sorry, I could not complete that: {names} gave no answer.",
+        return (f"{SIM_APOLOGY}: {names} gave no answer.",
                 f"sim walk: no result came back from {names}; answered that it failed")
     named = [(r, c.name if c else r.name or "a tool") for r, c in answered]
     failed = [(r, name) for (r, c), (_, name) in zip(answered, named, strict=True) if answers.is_error(r, c)]
@@ -186,7 +187,7 @@ def answer(answered: list[tuple[ToolResult, ToolCall | None]], calls: list[ToolC
     if failed:
         result, name = failed[0]
         why = answers.failure(result.content) or "an error"
-        return (" ".join([f"Sorry, I could not complete that: the {name} tool failed ({why})."] + told),
+        return (" ".join([f"{SIM_APOLOGY}: the {name} tool failed ({why})."] + told),
                 f"sim walk: {name} failed ({why}); answered that it failed")
     used = list(dict.fromkeys(name for _, name in named))
     return (" ".join([f"I used {_names(used)}."] + told),

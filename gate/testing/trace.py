@@ -121,5 +121,7 @@ class Trace:
     def __iter__(self):
         return iter(self.tool_calls())
 
-    def __repr__(self) -> str:
-        return f"<trace {self.summary()}>"
+    def __repr__(self) -> str:  # pytest shows it in a failing test's traceback: the agent's tool names in it
+        from gate.testing.shown import shown
+
+        return shown(f"<trace {self.summary()}>")

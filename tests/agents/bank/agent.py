@@ -29,7 +29,7 @@ import openai
 import bank_tools
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from httpkit import AgentHandler, serve_agent  # noqa: E402
+from httpkit import chat_handler, serve_agent  # noqa: E402
 
 BUGS = {b for b in os.environ.get("BUGS", "").split(",") if b}
 BANK = os.environ.get("BANK_URL", "http://127.0.0.1:18977")
@@ -156,14 +156,5 @@ def answer(message: str) -> str:
     return "Sorry, I could not finish that request."
 
 
-class Handler(AgentHandler):
-    def do_POST(self):
-        try:
-            self.reply(200, {"reply": answer(self.json_body().get("message", ""))})
-        except Exception as exc:
-            print(f"bank agent: unhandled {exc!r}", file=sys.stderr, flush=True)
-            self.reply(500, {"error": repr(exc)})
-
-
 if __name__ == "__main__":
-    serve_agent(Handler)
+    serve_agent(chat_handler(answer, "bank agent"))
