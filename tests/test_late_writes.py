@@ -89,7 +89,7 @@ class Bookings(JsonHandler):
         self.reply(201, {"booking": len(Bookings.posts)})
 
 
-def run_gives_up(tmp_path, patience_ms: int) -> dict:
+def run_gives_up(tmp_path, patience_ms: int, **env) -> dict:
     server, url = serve(Bookings)
     Bookings.posts = []
     try:
@@ -97,7 +97,8 @@ def run_gives_up(tmp_path, patience_ms: int) -> dict:
         doc = {
             "version": 1, "seed": 2,
             "agent": {"start": {"command": [sys.executable, str(AGENTS / "gives_up_early.py")],
-                                "env": {"OPENAI_API_KEY": "sk-sim", "PATIENCE_MS": str(patience_ms), "SLOW_MS": "500"},
+                                "env": {"OPENAI_API_KEY": "sk-sim", "PATIENCE_MS": str(patience_ms), "SLOW_MS": "500",
+                                        **env},
                                 "ready": {"url": "{{url}}/health", "timeout": 30}},
                       "invoke": {"http": {"url": "{{url}}/chat", "body": {"message": "{{input}}"},
                                           "output": "$.reply"}}, "timeout": 20},
@@ -108,8 +109,8 @@ def run_gives_up(tmp_path, patience_ms: int) -> dict:
                 {"call": "book_table", "arguments": {"name": "{{1}}"}}, {"answer": "Booked for {{1}}."}]}]},
             "inputs": [{"id": n, "text": f"Please book a table for {n} tonight."} for n in names],
             "mutation": {"enabled": False}, "shrink": {"enabled": False},
-            "contract": {"invariants": [{"id": "books-once", "type": "tool_calls_max", "tool": "bookings", "max": 1,
-                                         "severity": "high"}]},
+            "contract": {"invariants": [{"id": "books-once", "type": "side_effect_once", "tool": "bookings",
+                                         "severity": "critical"}]},
             "gate": {"min_score": 0, "allow_vacuous": True}, "concurrency": 1, "chaos": {"explore": False},
         }
         config = write_config(tmp_path, json.dumps(doc, indent=1))
@@ -141,3 +142,20 @@ def test_a_patient_agent_keeps_its_whole_conversation_in_its_cell(tmp_path):
     traces = [[e["target"] for e in c["runs"][0]["trace"]] for c in report["verdict"]["cells"]]
     assert traces == [["openai", "openai", "bookings", "openai"]] * 4, traces
     assert not [s for s in report["run"]["stray"] if s["late_write"]]
+
+
+def test_a_write_repeated_after_the_answer_is_the_double_write_of_the_cell_that_made_it(tmp_path):
+    """The planted resend: each cell books, answers, and 200 ms later books again while the next cell is
+    still preparing. The repeat is that cell's double booking (its side_effect_once breached, naming it),
+    never the next cell's; the last cell's repeat arrives after the run and blames nobody."""
+    report = run_gives_up(tmp_path, 5000, SLOW_MS="0", PREP_MS="600", RESEND_MS="200")
+    cells = report["verdict"]["cells"]
+    traces = [[e["target"] for e in c["runs"][0]["trace"]] for c in cells]
+    assert traces == [["openai", "openai", "bookings", "openai"]] * 4, traces  # each cell's own booking only
+    repeats = [s for s in report["run"]["stray"] if s["repeats"]]
+    assert [s["after_cell"] for s in repeats] == [c["id"] for c in cells[:3]]
+    for cell in cells[:3]:
+        assert cell["status"] == "fail" and cell["reason"] == "contract:books-once", cell["reason"]
+        breach = next(i for i in cell["invariants"] if i["id"] == "books-once")
+        assert "executed again after the agent had answered" in breach["message"]
+    assert cells[3]["status"] == "pass"

@@ -6,7 +6,11 @@ faults that find the most. Each entry says when it applies (writes only, reads o
 LLM calls, LLM calls whose answer carried tool calls) and whether it is transient: one such fault
 must leave the outcome the baseline's (`tolerates_transient`).
 
-Hangs hold for the agent's own deadline: an agent that waits longer never answers in time.
+Hangs hold past the agent's own deadline (HOLD x it): an agent that waits longer never answers in
+time. The hold is a bound, not a wait — it ends when the cell does — and it is past the deadline so
+the cell's own clock always ends first: under `time_scale` the cell's deadline counts the agent's CPU
+at face value while a hold is dilated, and a hold of exactly the deadline would drop the connection
+first, turning a missed deadline into a crash (another oracle than at 1x).
 """
 
 from __future__ import annotations
@@ -21,27 +25,34 @@ class Kind:
     kind: str
     params: tuple = ()  # (key, value) pairs; "deadline" stands for the agent's deadline in seconds
     on: str = "tool"  # llm | tool
-    when: str = ""  # writes | reads | streamed | not_streamed | tool_calls | streamed_tool_calls | (not_)command
+    when: str = ""  # writes | client_writes | reads | streamed | not_streamed | tool_calls | streamed_tool_calls | (not_)command
     transient: bool = False
 
     def applies(self, site: Site) -> bool:
         if self.on != site.kind:
             return False
         command = site.transport == "command"
-        return {"": True, "writes": site.writes, "reads": not site.writes, "streamed": site.streamed, "not_streamed": not site.streamed,
+        client = site.transport in ("http", "mcp", "mcp-stdio")
+        return {"": True, "writes": site.writes, "client_writes": client and site.writes, "reads": not site.writes, "streamed": site.streamed, "not_streamed": not site.streamed,
                 "tool_calls": site.calls_tools, "streamed_tool_calls": site.streamed and site.calls_tools,
                 "not_command": not command, "command": command}[self.when]
 
     def fault(self, deadline: float) -> dict:
-        return {"kind": self.kind, **{k: (deadline if v == "deadline" else v) for k, v in self.params}}
+        hold = min(deadline * HOLD, MAX_HOLD)
+        return {"kind": self.kind, **{k: (hold if v == "deadline" else v) for k, v in self.params}}
 
+
+HOLD = 2  # a hang's bound, in agent deadlines (see above)
+MAX_HOLD = 600.0  # the hold faults' own limit (gate/faults): an agent deadline past it is held that long
 
 CATALOG: tuple[Kind, ...] = (
     # tools
     Kind("timeout_after_write", (("seconds", 1.0),), when="writes"),  # the answer lost, the connection dropped
     # the answer lost, the call held until the agent's own client gives up: the timeout most retry loops
-    # are written for (a retry under a fresh key), which a dropped connection never shows them
-    Kind("hang_after_write", (("seconds", "deadline"),), when="writes"),
+    # are written for (a retry under a fresh key), which a dropped connection never shows them. Only where
+    # the agent has a client to give up (HTTP, MCP): an in-process function or a command has none, and a
+    # hold there is `timeout` over again
+    Kind("hang_after_write", (("seconds", "deadline"),), when="client_writes"),
     Kind("error", (("status", 500),), when="not_command", transient=True),
     Kind("exit_code", (("code", 1),), when="command"),
     Kind("timeout", (("seconds", "deadline"),)),

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
+from collections import Counter, deque
 
 from gate.transport.clock import AgentClock
+from gate.contracts.universal import write_meanings
 from gate.contracts.writes import call_writes, http_writes
 from gate.faults import Schedule
 from gate.faults.shapes import dialect_of, error_for
@@ -125,6 +126,9 @@ class ProxyApp:
         self.last_answer: tuple[str | None, float] = (None, 0.0)  # (the ended cell it was late for, when) of the
         # last model answer: a write right after an ended cell's late answer is that cell's
         self.ended: deque[tuple[str, float, str]] = deque(maxlen=ENDED_KEPT)  # (cell, end, input) of the last runs
+        # what each of those runs wrote (intended write -> executions), its late writes added as they come:
+        # a late write that repeats one is that cell's double write (gate/verdict/late.py)
+        self.written: dict[str, Counter] = {}
         self.writes_first = False  # seen writing before its model answered where no late write can be: rule off
 
     async def __call__(self, scope, receive, send):
@@ -221,7 +225,8 @@ class ProxyApp:
                 self.last_answer = (owner if run is None and owner != self.last_cell else None, time.monotonic())
             if run is None:
                 late = owner != self.last_cell
-                self.stray.append((owner, entry.target, entry.method, entry.path, entry.status, late))
+                repeats = self._repeats(owner, entry) if late and route.kind == "tool" else None
+                self.stray.append((owner, entry.target, entry.method, entry.path, entry.status, late, repeats))
             else:
                 run.active.discard(task)
                 if route.kind == "llm" and entry.status is not None:
@@ -264,6 +269,24 @@ class ProxyApp:
         if not run.model_answered and _ends_with_tool_results(info):
             return recent[0][0]  # a tool result no tool call of this run's model asked for
         return None
+
+    def end_run(self, cell: str, state: RunState) -> None:
+        """A run ended: what it asked and wrote, for the late calls of its conversation."""
+        self.previous = (cell, time.monotonic())
+        self.ended.append((cell, time.monotonic(), state.input_text))
+        self.written[cell] = write_meanings(state.trace)
+        for gone in set(self.written) - {c for c, _, _ in self.ended}:
+            del self.written[gone]
+
+    def _repeats(self, owner: str, entry) -> str | None:
+        """The intended write a late write of `owner`'s executes again, if it does."""
+        done = self.written.setdefault(owner, Counter())
+        repeated = None
+        for meaning, n in write_meanings([entry]).items():
+            done[meaning] += n
+            if done[meaning] > 1 and repeated is None:
+                repeated = meaning
+        return repeated
 
     def _writes(self, route, info) -> bool:
         declared = self._declared(route, info)

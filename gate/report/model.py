@@ -222,8 +222,11 @@ class StrayCall(BaseModel):
     method: str
     path: str
     status: int | None = None
-    late_write: bool = Field(default=False, description="A write that arrived once the next cell had begun, before "
-                                                         "its model answered: the write of `after_cell`, which made it.")
+    late_write: bool = Field(default=False, description="A call that arrived once the next cell had begun, which "
+                                                         "`after_cell` made (its conversation, or a write before the "
+                                                         "next cell's model answered).")
+    repeats: str | None = Field(default=None, description="The intended write of `after_cell` this late write "
+                                                          "executed again (charged to that cell's writes_once).")
 
 
 class Finding(BaseModel):

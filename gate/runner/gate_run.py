@@ -32,6 +32,7 @@ from gate.verdict.assemble import assemble, finish_cell
 from gate.verdict.coverage import fault_coverage
 from gate.verdict.reach import build_reach, mark_reached
 from gate.verdict.recovery import charge_breakers
+from gate.verdict.late import charge_late_writes
 from gate.runner.guard import end_interrupted, finished_cells, run_pool_interruptible
 from gate.heap import frozen_heap, settle_heap
 from gate.report.failure import mark_error
@@ -162,6 +163,7 @@ def _run_gate(loaded: LoadedConfig, *, only: list[str] | None = None, output_dir
                                   trace_ms=[pool.trace_ms[i] for i in items]))
     reach = build_reach(pool.reached) if pool.reached else None
     charge_breakers(results, reruns, {i.id for i in invariants.values() if i.type == "recovers"})
+    charge_late_writes(results, pool.stray, {i.id: i.type for i in invariants.values()})
     explored = explore_summary(exploration, results) if exploration is not None else None
     coverage = fault_coverage(cells, {r.id: r for r in results}, stats, reach)
     status = {c.id: c.status for c in results}

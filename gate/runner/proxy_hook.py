@@ -11,7 +11,6 @@ import secrets
 
 import json
 import os
-import time
 
 from gate.config.chaos import IN_PROCESS_KINDS
 from gate.config.models import Config
@@ -130,8 +129,7 @@ class ProxyHook:
         self.app.current = None
         if state is None:
             return
-        self.app.previous = (self.app.last_cell, time.monotonic())  # a late write of this cell's is its own (gate/proxy/app.py)
-        self.app.ended.append((self.app.last_cell, time.monotonic(), state.input_text))
+        self.app.end_run(self.app.last_cell, state)  # a late call of this cell's is its own (gate/proxy/app.py)
         state.over.set()
         await state.settle()
         self.last_run = state
@@ -170,7 +168,8 @@ class ProxyHook:
         """Calls that arrived while no cell ran on this worker, oldest first; clears the list."""
         taken, self.app.stray = self.app.stray, []
         return [StrayCall(worker=self.worker, after_cell=after, target=target, method=method, path=path,
-                          status=status, late_write=late) for after, target, method, path, status, late in taken]
+                          status=status, late_write=late, repeats=repeats)
+                for after, target, method, path, status, late, repeats in taken]
 
     async def stop(self) -> None:
         await self.server.stop()

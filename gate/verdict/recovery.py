@@ -19,10 +19,14 @@ def charge_breakers(results, reruns, recovers: set[str]) -> None:
         at = next((n for n, o in enumerate(origin.invariants) if o.id in recovers), None) if origin else None
         if at is None or origin.invariants[at].breached:
             continue
-        # a copy: an outcome may be shared by the cells whose runs were alike (gate/verdict/evaluate.py)
-        origin.invariants[at] = origin.invariants[at].model_copy(update=dict(
-            breached=True, passed_runs=0, total_runs=1, pass_rate=0.0, not_judged_runs=0,
-            message=f"the agent did not recover: {rerun.cell} failed after this cell on the same process "
-                    f"({rerun.first_reason}) and passed on a restarted one"))
-        if origin.status == "pass":
-            origin.status, origin.reason = "fail", f"contract:{origin.invariants[at].id}"
+        breach_outcome(origin, at, f"the agent did not recover: {rerun.cell} failed after this cell on the same "
+                                   f"process ({rerun.first_reason}) and passed on a restarted one")
+
+
+def breach_outcome(cell, at: int, message: str) -> None:
+    """Charge `cell` a breach of its `at`-th outcome, found after it was judged; a passing cell now fails."""
+    # a copy: an outcome may be shared by the cells whose runs were alike (gate/verdict/evaluate.py)
+    cell.invariants[at] = cell.invariants[at].model_copy(update=dict(
+        breached=True, passed_runs=0, total_runs=1, pass_rate=0.0, not_judged_runs=0, message=message))
+    if cell.status == "pass":
+        cell.status, cell.reason = "fail", f"contract:{cell.invariants[at].id}"
