@@ -133,3 +133,58 @@ def test_what_the_gate_makes_the_agent_load_is_checked_too():
     env = {"PYTHONPATH": f"{sys.prefix}:relative", "NODE_OPTIONS": f'--require "{__file__}"',
            "LD_PRELOAD": "/no/such.so", "CHAOS_GATE_REAL_PATH": "/usr/bin"}
     assert separation.loaded(env) == [sys.prefix, __file__, sys.executable]
+
+
+def _python_under_a_private_home(open_dir: Path) -> tuple[Path, Path]:
+    """A base Python under a 0700 home (pyenv's shape) and a venv made from it, elsewhere and readable: the
+    venv's own `python3` is a copy (`--copies`, as some tools make it), so only its pyvenv.cfg says what it runs."""
+    base = open_dir / "root-home" / ".pyenv" / "versions" / "3.11.7"
+    (base / "bin").mkdir(parents=True)
+    (base / "lib" / "python3.11").mkdir(parents=True)
+    (base / "bin" / "python3").write_text("")
+    venv = open_dir / "project" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").write_text("")
+    (venv / "bin" / "python3").chmod(0o755)
+    (venv / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\ninclude-system-site-packages = false\n"
+                                     "version = 3.11.7\n")
+    (open_dir / "root-home").chmod(0o700)
+    return venv / "bin" / "python3", open_dir / "root-home"
+
+
+def test_what_runs_follows_a_shebang_through_env_and_a_venv_to_its_base(tmp_path):
+    venv_python, _ = _python_under_a_private_home(tmp_path)
+    script = tmp_path / "agent"
+    script.write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    found = separation.what_runs(str(script), str(venv_python.parent))
+    base = tmp_path / "root-home" / ".pyenv" / "versions" / "3.11.7"
+    assert found == [str(venv_python), str(base / "bin"), str(base / "lib" / "python3.11")]
+    assert separation.what_runs(str(tmp_path / "missing"), "") == []
+
+
+@as_root
+def test_a_venv_of_a_python_under_a_private_home_is_out_of_reach(open_dir):
+    venv_python, private = _python_under_a_private_home(open_dir)
+    (open_dir / "project" / "agent.py").write_text("")
+    with pytest.raises(separation.Unreachable) as caught:
+        separation.check(NOBODY, [str(venv_python), "agent.py"], open_dir / "project", {"PATH": "/usr/bin:/bin"})
+    assert caught.value.path == str(private)  # the real cause, not a later exit 1 at start
+
+
+@as_root
+def test_the_cli_falls_back_with_one_line_and_the_action_refuses_naming_the_fix(open_dir, monkeypatch):
+    venv_python, private = _python_under_a_private_home(open_dir)
+    (open_dir / "project" / "agent.py").write_text("")
+    argv, cwd, env = [str(venv_python), "agent.py"], open_dir / "project", {"PATH": "/usr/bin:/bin"}
+    separation.begin_run()
+    try:
+        assert separation.choose("auto", argv, cwd, env) is None  # the CLI: runs as the gate's own user
+        line = separation.summary()
+        assert line.count("not separated") == 1 and str(private) in line and "agent.user: off" in line
+        separation.require_box(True)  # the Action, without allow-unboxed
+        with pytest.raises(separation.Unreachable, match="allow-unboxed: true") as caught:
+            separation.choose("auto", argv, cwd, env)
+        assert caught.value.path == str(private)
+    finally:
+        separation.require_box(False)
+        separation.end_run()

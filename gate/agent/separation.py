@@ -82,6 +82,17 @@ class Unreachable(Exception):
 
 
 _state: dict = {"base": None, "identities": {}, "notes": set(), "enforced": set(), "used": {}}
+# Where the agent is a pull request's code (the Action), `auto` never falls back to the gate's own user:
+# a box that cannot be applied is an error naming the fix. The CLI runs the team's own code: it falls back.
+_policy = {"strict": False}
+STRICT_FIX = ("the Action refuses to run a pull request's agent outside its box: make the path readable by that "
+              "user (chmod o+rX on it and its parent directories), or set the Action input `allow-unboxed: true` "
+              "for trusted code")
+
+
+def require_box(strict: bool) -> None:
+    """Refuse `auto`'s fallback to the gate's own user (the Action, unless `allow-unboxed`)."""
+    _policy["strict"] = strict
 
 
 def begin_run() -> None:
@@ -230,6 +241,43 @@ def programs(argv: list[str], cwd: Path, path_var: str) -> list[str]:
     return found
 
 
+def what_runs(program: str, path_var: str, depth: int = 0) -> list[str]:
+    """What starting `program` also needs to read: the interpreter its shebang names (through `env`), and for
+    a Python of a virtual environment, the base interpreter and standard library its pyvenv.cfg points at —
+    a venv made from a pyenv/asdf/conda Python under a 0700 home runs nowhere else."""
+    found: list[str] = []
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return found
+    if head.startswith(b"#!") and depth < 3:
+        words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+        if words and os.path.basename(words[0]) == "env":
+            words = [w for w in words[1:] if not w.startswith("-")]
+            words[:1] = [shutil.which(words[0], path=path_var) or ""] if words else []
+        if words and words[0].startswith("/"):
+            found += [words[0], *what_runs(words[0], path_var, depth + 1)]
+    return found + _venv_base(program)
+
+
+def _venv_base(program: str) -> list[str]:
+    """The base interpreter and stdlib of the venv `program` (or its link) is the Python of, if it is one."""
+    for candidate in dict.fromkeys((program, os.path.realpath(program))):
+        cfg = Path(candidate).parent.parent / "pyvenv.cfg"
+        try:
+            lines = cfg.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        home = next((ln.split("=", 1)[1].strip() for ln in lines if ln.split("=", 1)[0].strip() == "home"), "")
+        if home.startswith("/"):
+            version = next((ln.split("=", 1)[1].strip() for ln in lines
+                            if ln.split("=", 1)[0].strip() in ("version", "version_info")), "")
+            lib = Path(home).parent / "lib" / f"python{'.'.join(version.split('.')[:2])}"
+            return [home] + ([str(lib)] if version else [])
+    return []
+
+
 def named_path(value: str, who: Identity) -> str | None:
     """Where `who` is stopped on the way to a path the config hands it: read an existing one, create a new one."""
     if not value.startswith("/") or os.pathsep in value:
@@ -251,12 +299,15 @@ def loaded(env: dict[str, str]) -> list[str]:
 
 
 def check(who: Identity, argv: list[str], cwd: Path, env: dict[str, str], named=()) -> None:
-    """Unreachable when `who` cannot enter `cwd`, read the program it starts, or use a path that a
-    variable the config set (`named`) hands it."""
+    """Unreachable when `who` cannot enter `cwd`, read the program it starts (and what that runs: its
+    shebang's interpreter, a venv's base interpreter and standard library), or use a path that a variable
+    the config set (`named`) hands it."""
     where = blocked(cwd, who, 5)
     if where is not None:
         raise Unreachable.at(who, where, "enter its working directory at")
-    for program in programs(argv, cwd, env.get("PATH", "")) + loaded(env):
+    started = programs(argv, cwd, env.get("PATH", ""))
+    needed = started + [p for prog in started for p in what_runs(prog, env.get("PATH", ""))] + loaded(env)
+    for program in dict.fromkeys(needed):
         where = blocked(os.path.realpath(program), who, 4) or blocked(program, who, 4)
         if where is not None:
             raise Unreachable.at(who, where, "read")
@@ -279,6 +330,9 @@ def choose(setting: str, argv: list[str], cwd: Path, env: dict[str, str], what: 
     except Unreachable as exc:
         if setting != "auto":
             raise
+        if _policy["strict"]:
+            raise Unreachable(f"{exc.path} is out of reach of {who.describe()}, which the {what} runs as: "
+                              f"{STRICT_FIX}", exc.path) from None
         _state["notes"].add(f"not separated: {exc.path} is out of reach of {who.describe()}, so the {what} runs "
                             "as the gate's own user; make it readable by that user (chmod o+rX on it and its parent "
                             "directories) to separate it, or set `agent.user: off` to say so")

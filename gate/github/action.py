@@ -13,6 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from gate.agent import separation
 from gate.agent.accounting import final_check, forget
 from gate.config.secrets import Redactor
 from gate.errors import EXIT_ERROR, ConfigError, GateError
@@ -102,6 +103,7 @@ def _run(inputs, workdir: Path, workspace: Path, out):
     install_signal_handlers()
     workflow.group("chaos-gate merge" if inputs.merge else "chaos-gate run", out)
     try:
+        separation.require_box(not inputs.allow_unboxed)  # no silent fallback to the gate's own user either
         if inputs.merge:
             from gate.verdict.merge import merge_reports
 
@@ -114,6 +116,7 @@ def _run(inputs, workdir: Path, workspace: Path, out):
                                  lambda: run_gate(loaded, config_label=label, output_dir=out_dir, shard=shard,
                                                   baseline=baseline, **_progress(out)))
     finally:
+        separation.require_box(False)  # the policy is this run's: a later run in this process sets its own
         workflow.endgroup(out)
     report = redacted(report, loaded.redactor)  # annotations and the comment render from it
     final_check(report)  # nothing the agent started is alive while the reports are written
