@@ -54,6 +54,17 @@ def test_merged_shards_equal_one_unsharded_run(unsharded, tmp_path, total):
     assert main(["merge", *reports, "-c", CONFIG, "-o", str(merged), "--quiet"]) == 0
     same_text(verdict_text(merged), verdict_text(unsharded))
     assert (merged / "junit.xml").exists() and (merged / "summary.md").exists()
+    separated = load_report(unsharded)["run"]["separation"]  # what the box did is kept, not dropped
+    assert separated and load_report(merged)["run"]["separation"] == separated
+
+
+def test_merged_separation_keeps_every_shards_part_once():
+    from gate.verdict.merge import merge_separation
+
+    boxed, fell_back = "agents run as chaos-agent (uid 999)", "not separated: /root is out of reach"
+    assert merge_separation([boxed, boxed, None]) == boxed
+    assert merge_separation([boxed, f"{boxed}; {fell_back}"]) == f"{boxed}; {fell_back}"
+    assert merge_separation([None, None]) is None
 
 
 def test_missing_shard_and_other_seed_are_refused(tmp_path, capsys):

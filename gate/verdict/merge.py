@@ -94,7 +94,15 @@ def merge_reports(loaded: LoadedConfig, paths: list[Path], baseline: Report | No
     merged.run.plan = plan
     merged.run.time_scale = max(r.run.time_scale for r in reports)
     merged.run.agent_clock_rates = [rate for r in reports for rate in r.run.agent_clock_rates]
+    merged.run.separation = merge_separation([r.run.separation for r in reports])
     return merged
+
+
+def merge_separation(lines: list[str | None]) -> str | None:
+    """One line for every shard's: each distinct part once, in the order the shards said it (shards of one
+    config on like runners say the same; a shard that could not separate must not be hidden by one that did)."""
+    parts = [p for line in lines if line for p in line.split("; ")]
+    return "; ".join(dict.fromkeys(parts)) or None
 
 
 def _faults_of(loaded: LoadedConfig) -> dict[tuple[str, str], tuple]:
