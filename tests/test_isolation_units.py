@@ -179,8 +179,10 @@ def test_the_cli_falls_back_with_one_line_and_the_action_refuses_naming_the_fix(
     separation.begin_run()
     try:
         assert separation.choose("auto", argv, cwd, env) is None  # the CLI: runs as the gate's own user
+        assert separation.choose("auto", argv, cwd, env, instance=1) is None
         line = separation.summary()
         assert line.count("not separated") == 1 and str(private) in line and "agent.user: off" in line
+        assert "share" not in line and "run as" not in line  # never "instances share X" beside "not separated"
         separation.require_box(True)  # the Action, without allow-unboxed
         with pytest.raises(separation.Unreachable, match="allow-unboxed: true") as caught:
             separation.choose("auto", argv, cwd, env)

@@ -333,6 +333,8 @@ def choose(setting: str, argv: list[str], cwd: Path, env: dict[str, str], what: 
         if _policy["strict"]:
             raise Unreachable(f"{exc.path} is out of reach of {who.describe()}, which the {what} runs as: "
                               f"{STRICT_FIX}", exc.path) from None
+        # the user it would have shared is not used after all: the line says what holds, never both
+        _state["notes"] = {n for n in _state["notes"] if not n.startswith(f"{what} instances share ")}
         _state["notes"].add(f"not separated: {exc.path} is out of reach of {who.describe()}, so the {what} runs "
                             "as the gate's own user; make it readable by that user (chmod o+rX on it and its parent "
                             "directories) to separate it, or set `agent.user: off` to say so")
