@@ -203,6 +203,41 @@ def _config(**agent):
                                   "tools": [{"name": "orders", "env": "ORDERS_URL", "upstream": "http://x"}]})
 
 
+def test_a_seam_a_library_loaded_whose_framework_made_no_call_is_neither_reached_nor_unreached():
+    """The Agents SDK imports mcp, so an agent with no MCP loads the gate's MCP seams too: they made no call,
+    so the reach line does not list them (issue 52, item 5); a shard that used them lists them after a merge."""
+    from gate.report.reach_text import reach_lines
+    from gate.verdict.reach import merge_reach
+
+    seams = {"openai-agents.function_tool": {"framework": "openai-agents"},
+             "mcp.ClientSession.call_tool": {"framework": "mcp"}, "mcp.stdio_client": {"framework": "mcp"},
+             "function:refund_tools:refund": {}}  # a declared function says no framework: listed as before
+    seen = [{"targets": {"llm:openai": 2}, "seams": seams, "frameworks": {"openai-agents"}}]
+    reach = build_reach(seen)
+    assert reach.in_process == ["function:refund_tools:refund", "openai-agents.function_tool"]
+    assert reach.idle == ["mcp.ClientSession.call_tool", "mcp.stdio_client"]
+    assert "mcp" not in " ".join(reach_lines(reach))
+    other = build_reach([{"targets": {}, "seams": seams, "frameworks": {"mcp"}}])
+    merged = merge_reach([reach, other])
+    assert "mcp.ClientSession.call_tool" in merged.in_process and "mcp.ClientSession.call_tool" not in merged.idle
+
+
+def test_a_tool_the_app_answered_itself_is_refused_by_the_app_not_outside_every_seam():
+    """ADK's before_tool_callback answers a call itself: the model called the tool, the seam that saw the
+    app's other tools run never saw this one — the app refused it; it did not run somewhere unseen."""
+    from gate.verdict.reach import with_notes
+
+    seen = [{"targets": {"llm:gemini": 3, "tool:functions": 1}, "frameworks": {"google-adk"},
+             "seams": {"google-adk.FunctionTool.run_async": {"framework": "google-adk"}},
+             "called": {"get_cart", "modify_cart"}}]
+    notes = with_notes(_config(), build_reach(seen), [], [], tools_seen=["get_cart"]).notes
+    note = next(n for n in notes if "modify_cart" in n)
+    assert note.startswith("refused by the app") and "google-adk.FunctionTool.run_async" in note
+    seen[0].update(seams={}, frameworks=set(), targets={"llm:gemini": 3})  # no seam: outside every seam, as before
+    note = next(n for n in with_notes(_config(), build_reach(seen), [], [], tools_seen=[]).notes if "modify_cart" in n)
+    assert note.startswith("called, not reached") and "outside every seam" in note
+
+
 def test_reach_names_what_was_reached_and_what_was_not():
     from gate.report.model import FaultCoverage, ScenarioCoverage
     from gate.verdict.reach import with_notes

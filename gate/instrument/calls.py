@@ -55,6 +55,7 @@ class FunctionEndpoints:
         self.app = app
         self.calls: dict[str, FunctionCall] = {}
         self.seams: dict[str, dict] = {}  # seam name -> what the agent said when it patched it
+        self.frameworks: set[str] = set()  # the frameworks whose seams made a call (a seam of another is idle)
         self.start_failures: dict[str, dict] = {}  # command -> {command, error, tail}: tool servers that died
         self.command_targets: set[str] = set()  # `kind: command` tool names (set by the hook)
         self.clock = ClockReadings()  # the agent processes' own clock rates (gate/instrument/clock.py)
@@ -137,6 +138,8 @@ class FunctionEndpoints:
 
     async def _begin(self, doc: dict) -> dict:
         route = self.route_for(doc)
+        if len(self.frameworks) < 64:  # names come from the agent: bounded
+            self.frameworks.add(str(doc.get("framework") or "")[:100])
         if self._wire_name(route):
             run = self.app.current
             if run is not None:

@@ -199,7 +199,11 @@ class Reach(BaseModel):
     """What the gate reached of the agent's calls: on the wire, and in its process."""
 
     wire: list[str] = Field(default_factory=list, description="Upstreams that saw calls: llm:NAME, tool:NAME.")
-    in_process: list[str] = Field(default_factory=list, description="Framework seams the agent's process loaded.")
+    in_process: list[str] = Field(default_factory=list, description="Framework seams the agent's process loaded "
+                                                                    "and called tools through.")
+    idle: list[str] = Field(default_factory=list, description="Seams a library the agent imports loaded, whose "
+                                                              "framework made no call (the Agents SDK imports mcp): "
+                                                              "neither reached nor unreached, so not in the line.")
     failed: list[str] = Field(default_factory=list, description="Seams that could not be patched, with why.")
     offered: list[str] = Field(default_factory=list, description="Tool names the agent offered its model or called.")
     called: list[str] = Field(default_factory=list, description="Tool names the model called, as the conversations "

@@ -157,6 +157,7 @@ class ProxyHook:
     def reached(self) -> dict:
         """What this worker's proxy saw: upstreams with calls, the agent's seams, its tools (gate/verdict/reach.py)."""
         return {"targets": dict(self.app.calls_by_target), "seams": dict(self.app.functions.seams),
+                "frameworks": set(self.app.functions.frameworks),
                 "offered": set(self.app.offered), "called": set(self.app.model_called),
                 "handoffs": dict(self.app.handoffs), "start_failures": dict(self.app.functions.start_failures)}
 

@@ -41,7 +41,12 @@ def build_reach(seen: list[dict]) -> Reach:
     wire = sorted({t for w in seen for t, n in w.get("targets", {}).items()
                    if n and not t.startswith(("tool:functions", "tool:mcp-stdio"))})
     seams = {name: detail for w in seen for name, detail in w.get("seams", {}).items()}
-    ok = sorted(n for n in seams if not n.endswith(":failed"))
+    used = {f for w in seen for f in w.get("frameworks", ())}
+    # a seam says its framework; one whose framework made no call was loaded by a library the agent imports
+    # (the Agents SDK imports mcp), not used by it: neither reached nor unreached
+    idle = sorted(n for n, d in seams.items() if not n.endswith(":failed") and d.get("framework")
+                  and d["framework"] not in used)
+    ok = sorted(n for n in seams if not n.endswith(":failed") and n not in idle)
     failed = sorted(f"{n[:-7]}: {d.get('error', '')}" for n, d in seams.items() if n.endswith(":failed"))
     offered = sorted({name for w in seen for name in w.get("offered", ())})
     called = sorted({name for w in seen for name in w.get("called", ())})
@@ -51,8 +56,8 @@ def build_reach(seen: list[dict]) -> Reach:
             handed[name] = handed.get(name) or agent
     handoffs = _handoff_lines([f"{n} → {a}" if a else n for n, a in handed.items()])
     died = {cmd: _died(cmd, d) for w in seen for cmd, d in w.get("start_failures", {}).items()}
-    return Reach(wire=wire, in_process=ok, failed=failed, offered=offered, called=called, handoffs=handoffs,
-                 died=sorted(died.values()))
+    return Reach(wire=wire, in_process=ok, idle=idle, failed=failed, offered=offered, called=called,
+                 handoffs=handoffs, died=sorted(died.values()))
 
 
 def _died(command: str, failure: dict) -> str:
@@ -89,8 +94,10 @@ def merge_reach(parts: list[Reach | None]) -> Reach | None:
     def union(field: str) -> list[str]:
         return sorted({item for r in have for item in getattr(r, field)})
 
-    return Reach(wire=union("wire"), in_process=union("in_process"), failed=union("failed"), offered=union("offered"),
-                 called=union("called"), handoffs=_handoff_lines(union("handoffs")), died=union("died"))
+    used = union("in_process")
+    return Reach(wire=union("wire"), in_process=used, idle=[n for n in union("idle") if n not in used],
+                 failed=union("failed"), offered=union("offered"), called=union("called"),
+                 handoffs=_handoff_lines(union("handoffs")), died=union("died"))
 
 
 def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str], tools_seen=()) -> Reach | None:
@@ -103,14 +110,19 @@ def with_notes(config, reach: Reach | None, coverage, unmatched_tools: list[str]
     notes = [f"a tool server the agent started died before it answered, so its tools were never offered: {line}"
              for line in reach.died]
     unseen = called_not_reached(reach, tools_seen)
-    if unseen:
+    if unseen and reach.in_process:  # a seam saw the agent's other tools run, and not these
+        notes.append(f"refused by the app: the model called {', '.join(unseen)} and the agent sent a result back, "
+                     f"but the tool never ran through {', '.join(reach.in_process)}, which saw its other tools run: "
+                     "the app answered the call itself (a callback or a guard refused it), so there was nothing to "
+                     "fault — or it ran the tool outside its framework's tools")
+    elif unseen:
         notes.append(f"called, not reached: the model called {', '.join(unseen)} and the agent sent a result back, but "
                      "no transport saw the call: the tool ran outside every seam the gate instruments, so no fault "
                      f"reached it; {WAY_FORWARD}")
     missed = [name for name in _missed_tools(coverage, unmatched_tools) if name not in unseen]
     if missed:
         reason = why_unreached(config) or (
-            "the agent loaded none of the frameworks the gate instruments" if not reach.in_process else
+            "the agent loaded none of the frameworks the gate instruments" if not reach.in_process + reach.idle else
             "no instrumented seam saw a call to it")
         notes.append(f"tools not reached: {', '.join(missed)} (named by a fault or an invariant, and no transport saw "
                      f"a call to it): {reason}; {WAY_FORWARD}")

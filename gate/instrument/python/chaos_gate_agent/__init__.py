@@ -58,12 +58,15 @@ def _apply(patch, module) -> None:
     from chaos_gate_agent.seams import resolve
 
     try:
-        seam = (patch if callable(patch) else resolve(patch))(module)
+        fn = patch if callable(patch) else resolve(patch)
+        seam = fn(module)
     except Exception as exc:  # noqa: BLE001 - a framework version we do not know: report, never break the agent
         client.hello(f"{module.__name__}:failed", {"error": f"{type(exc).__name__}: {exc}"[:300]})
         return
-    if seam:
-        client.hello(seam, {"module": module.__name__})
+    if seam:  # a framework seam says its framework: one whose framework made no call is no reach of the agent's
+        owner = None if callable(patch) else sys.modules.get(fn.__module__)
+        framework = getattr(getattr(owner, "SEAM", None), "framework", None)
+        client.hello(seam, {"module": module.__name__, **({"framework": framework} if framework else {})})
 
 
 def install() -> None:
