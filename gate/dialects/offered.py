@@ -26,28 +26,33 @@ _UNPARSED = object()
 def tool_names(body: bytes, doc: Any = _UNPARSED) -> list[str]:
     """The tool names an LLM request offers (empty when it offers none or is not JSON). `doc`: the
     body already parsed (the proxy parses each request once; an LLM body carries the whole history)."""
+    return list(tool_specs(body, doc))
+
+
+def tool_specs(body: bytes, doc: Any = _UNPARSED) -> dict[str, str]:
+    """The tools an LLM request offers, name -> description (what says whether a tool reads or writes
+    when its name does not: gate/contracts/writes.py)."""
     if body.find(b'"tools"') < 0 and body.find(b'"functions"') < 0:  # find, not `in`: see gate/proxy/server.py
-        return []
+        return {}
     if doc is _UNPARSED:
         try:
             doc = json.loads(body)
         except ValueError:
-            return []
+            return {}
     if not isinstance(doc, dict):
-        return []
-    names = []
-    for tool in (doc.get("tools") or []) + (doc.get("functions") or []):
+        return {}
+    specs: dict[str, str] = {}
+    for tool in _list(doc.get("tools")) + _list(doc.get("functions")):
         if not isinstance(tool, dict):
             continue
         fn = tool.get("function")
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            names.append(fn["name"])  # Chat Completions
-        elif isinstance(tool.get("name"), str):
-            names.append(tool["name"])  # Responses, Anthropic, legacy functions
-        for decl in tool.get("functionDeclarations") or tool.get("function_declarations") or []:
+        decls = [fn] if isinstance(fn, dict) else [tool]  # Chat Completions; Responses, Anthropic, legacy
+        decls += _list(tool.get("functionDeclarations") or tool.get("function_declarations"))  # Gemini
+        for decl in decls:
             if isinstance(decl, dict) and isinstance(decl.get("name"), str):
-                names.append(decl["name"])  # Gemini
-    return names
+                about = decl.get("description")
+                specs[decl["name"]] = about if isinstance(about, str) else ""
+    return specs
 
 
 _CALL_MARKS = (b'"tool_calls"', b'"function_call"', b'"tool_use"', b'"functionCall"')

@@ -31,7 +31,7 @@ from collections import Counter, deque
 
 from gate.transport.clock import AgentClock
 from gate.contracts.universal import write_meanings
-from gate.contracts.writes import call_writes, http_writes
+from gate.contracts.writes import call_writes, described_read, http_writes
 from gate.faults import Schedule
 from gate.faults.shapes import dialect_of, error_for
 from gate.dialects import handoffs, offered
@@ -117,6 +117,7 @@ class ProxyApp:
         self.mcp = McpTools()  # what MCP upstreams said of their tools (gate/proxy/mcp_tools.py)
         self.functions = functions(self) if functions is not None else None  # /fn/: in-process tool calls
         self.offered: set[str] = set()  # tool names the agent offered its model or called (coverage)
+        self.described: dict[str, str] = {}  # tool name -> the description the agent offered its model with it
         self.model_called: set[str] = set()  # tool names the model called, read off the history (reach)
         self.handoffs: dict[str, str] = {}  # handoff tool name -> the agent it hands to ("" until taken) (reach)
         self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
@@ -170,6 +171,9 @@ class ProxyApp:
         declared = self._declared(route, info)
         if declared is not None:  # the team's word over the server's hints and the name (gate/contracts/writes.py)
             entry.extra["writes"] = declared
+        elif route.kind == "tool" and info.tool and entry.extra.get("read_only") is None \
+                and described_read(info.tool, self.described.get(info.tool)):
+            entry.extra["read_only"] = True  # its description says it reads (rule 3b); a server's hint still wins
         cycle = getattr(send, "__self__", None)  # the server's own record of this request (gate/proxy/server.py)
         send = self.mcp.watch(info, send)
         state = run or RunState(None)
@@ -305,7 +309,10 @@ class ProxyApp:
         if len(self.offered) >= MAX_OFFERED:  # names come from the agent: bounded, whatever it sends
             return
         if route.kind == "llm":
-            self.offered.update(name[:200] for name in offered.tool_names(body, info.doc))
+            specs = offered.tool_specs(body, info.doc)
+            self.offered.update(name[:200] for name in specs)
+            if len(self.described) < MAX_OFFERED:  # what each tool says it does (reads and writes: rule 3b)
+                self.described.update((name[:200], about[:1000]) for name, about in specs.items())
             if len(self.model_called) < MAX_OFFERED:
                 self.model_called.update(name[:200] for name in offered.called_names(body, info.doc))
             in_text, called = offered.text_protocol_tools(body, info.doc, info.provider, info.method, info.path)

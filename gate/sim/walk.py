@@ -47,7 +47,7 @@ from typing import Any
 
 import jsonschema
 
-from gate.contracts.writes import call_writes
+from gate.contracts.writes import WRITE_WORDS, call_writes, described_read
 from gate.dialects import answers
 from gate.dialects.acknowledgement import SIM_APOLOGY
 from gate.dialects.model import Conversation, ToolCall, ToolResult, ToolSpec
@@ -66,6 +66,8 @@ what when where which who why will with would you your
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
 # parameter-name words that say what goes in it
+QUESTION_WORDS = frozenset({"what", "which", "where", "when", "who", "whose", "how", "is", "are", "do", "does", "did",
+                            "show", "list", "tell", "check", "whats", "wheres"})
 ID_HINTS = frozenset({"id", "ids", "order", "number", "num", "no", "ref", "reference", "code", "account", "invoice",
                       "ticket", "booking", "sku", "item", "amount", "count", "quantity", "qty"})
 EMAIL_HINTS = frozenset({"email", "mail", "e-mail"})
@@ -105,18 +107,29 @@ def words(text: str) -> set[str]:
     return out
 
 
-def is_read(name: str) -> bool:
-    return not call_writes(name)
+def is_read(tool: ToolSpec) -> bool:
+    """By the rule `side_effect_once` counts by: its name, else its description (gate/contracts/writes.py)."""
+    return not call_writes(tool.name) or described_read(tool.name, tool.description)
+
+
+def asks_to_read(text: str) -> bool:
+    """A question that asks to be told something ("what's in my cart?") and names no change: a model
+    answers it with reads, never a write nobody asked for."""
+    spoken = split_words(text)
+    question = text.strip().endswith("?") or (bool(spoken) and spoken[0] in QUESTION_WORDS)
+    return question and not set(spoken) & WRITE_WORDS
 
 
 def chosen(tools: list[ToolSpec], text: str) -> tuple[list[ToolSpec], bool]:
     """The tools to call for `text`, in order, and whether none shared a word with it (a blind look)."""
     said = words(text)
+    if asks_to_read(text):
+        tools = [t for t in tools if is_read(t)]
     scored = [(len(said & words(f"{t.name} {t.description}")), i, t) for i, t in enumerate(tools)]
-    hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (not is_read(s[2].name), -s[0], s[1]))
+    hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (not is_read(s[2]), -s[0], s[1]))
     if hits:
         return [t for _, _, t in hits][:MAX_CALLS], False
-    return [t for t in tools if is_read(t.name)][:BLIND_READS], True
+    return [t for t in tools if is_read(t)][:BLIND_READS], True
 
 
 # -- where the walk stands ------------------------------------------------------------------------
@@ -147,9 +160,9 @@ def step(conv: Conversation, tools: list[ToolSpec], seed: str = "", text: str | 
     if todo and not failed and len(calls) < MAX_CALLS:
         tool = todo[0]
         why = "no tool shares a word with the input, so a read to look around" if blind else "no rule matched"
-        return Step(note=f"sim walk: {why}; called {tool.name} ({'read' if is_read(tool.name) else 'write'}) "
+        return Step(note=f"sim walk: {why}; called {tool.name} ({'read' if is_read(tool) else 'write'}) "
                          "with generated arguments",
-                    call=(tool.name, arguments(tool, text, seed)))
+                    call=(tool.name, arguments(tool, text, seed, conv.system)))
     if not calls:
         return None
     said, note = answer(answered, calls)
@@ -195,13 +208,32 @@ def answer(answered: list[tuple[ToolResult, ToolCall | None]], calls: list[ToolC
 
 
 # -- the arguments --------------------------------------------------------------------------------
-def arguments(tool: ToolSpec, text: str, seed: str = "") -> dict:
+def arguments(tool: ToolSpec, text: str, seed: str = "", instructions: str = "") -> dict:
     """Arguments for `tool`: drawn from its schema (seeded by `seed`, the tool and the input), then
-    filled with what the input names."""
+    filled with what the input names, and an identifier the agent's instructions give (`customer_id:
+    "123"` in its system prompt) where the input names none."""
     schema = tool.parameters or {"type": "object", "properties": {}}
     drawn = json.loads(generated(json.dumps(schema, sort_keys=True), f"{seed}\x00{tool.name}\x00{text}"))
     about = words(f"{tool.name} {tool.description}")  # the tool's own words name no value ("refund order")
-    return filled(drawn, schema, text, about) if isinstance(drawn, dict) else {}
+    if not isinstance(drawn, dict):
+        return {}
+    return filled(drawn, schema, text, about, given=given_values(schema, instructions))
+
+
+def given_values(schema: dict, instructions: str) -> dict:
+    """Values the instructions give an identifier parameter by its name (`"customer_id": "123"`,
+    `customer_id: 123`, `customer id is 123`)."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    out = {}
+    for name in props if isinstance(props, dict) and instructions else ():
+        if not set(split_words(name)) & ID_HINTS:
+            continue
+        spelled = r"[\s_-]*".join(map(re.escape, split_words(name)))
+        found = re.search(rf"[\"']?{spelled}[\"']?\s*(?::|=|is)\s*[\"']?([A-Za-z0-9][\w.-]{{0,63}})", instructions,
+                          re.IGNORECASE)
+        if found:
+            out[name] = found.group(1)
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
@@ -364,9 +396,10 @@ def _for(name: str, prop: dict, named: Named) -> Any:
     return None
 
 
-def filled(drawn: dict, schema: dict, text: str, about: set[str] = frozenset()) -> dict:
+def filled(drawn: dict, schema: dict, text: str, about: set[str] = frozenset(), given: dict | None = None) -> dict:
     """The drawn arguments with what the input names put in the parameters it fits (hinted ones
-    first, then the first plain string), each fill kept only if the whole still validates."""
+    first, then the first plain string that is no identifier), else what the instructions give
+    (`given`), each fill kept only if the whole still validates."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
         return drawn
@@ -375,11 +408,14 @@ def filled(drawn: dict, schema: dict, text: str, about: set[str] = frozenset()) 
     hinted = set()
     for name, prop in props.items():
         value = _for(name, prop if isinstance(prop, dict) else {}, named)
+        if value is None:
+            value = (given or {}).get(name)
         if value is not None and _valid({**out, name: value}, schema):
             out[name] = value
             hinted.add(name)
+    # an identifier is never filled with a salient word of the input ("customer_id: hm")
     plain = next((n for n, p in props.items() if n in out and n not in hinted and _kind(p) == "string"
-                  and not (isinstance(p, dict) and p.get("enum"))), None)
+                  and not set(split_words(n)) & ID_HINTS and not (isinstance(p, dict) and p.get("enum"))), None)
     value = _pop(named.phrases) or _pop(named.salient) or _pop(named.emails)
     if plain is not None and value is not None and _valid({**out, plain: value}, schema):
         out[plain] = value

@@ -1,0 +1,70 @@
+"""Reads and writes of tools whose names say neither, and a keyless walk that reads what it is asked
+to read (issue 52, item 6).
+
+Google's ADK customer-service sample names its cart read `access_cart_information` (the name rule of
+gate/contracts/writes.py took it for a write) and, asked "what's currently in my cart?", the keyless walk
+called `modify_cart` and filled `customer_id` with a filler word of the input. Its description says it
+reads; the question asks to be told; the agent's instructions carry the customer's id.
+"""
+
+import json
+
+import pytest
+
+from gate.contracts.writes import call_writes, described_read
+from gate.dialects.model import Conversation, Message, ToolSpec
+from gate.dialects.offered import tool_specs
+from gate.sim import walk
+
+ID = {"type": "object", "properties": {"customer_id": {"type": "string"}}, "required": ["customer_id"]}
+CART = ToolSpec("access_cart_information", "Args: customer_id. Returns: a dictionary representing the cart contents.",
+                ID)
+MODIFY = ToolSpec("modify_cart", "Modifies the user's cart by adding and/or removing items.",
+                  {"type": "object", "properties": {"customer_id": {"type": "string"},
+                                                    "items_to_add": {"type": "array", "items": {"type": "string"}}},
+                   "required": ["customer_id", "items_to_add"]})
+PROFILE = 'You help customers of Cymbal. The customer profile: {"customer_id": "123", "name": "Alex"}.'
+
+
+@pytest.mark.parametrize("name, description, reads", [
+    ("access_cart_information", CART.description, True),
+    ("get_product_recommendations", "", True),  # the name rule, as before
+    ("modify_cart", MODIFY.description, False),
+    ("approve_discount", "Approve a discount for the customer; returns its status.", False),  # a write word wins
+    ("sync_erp", "Synchronise the ledger.", False),  # says neither: a write, as before (a double write missed
+                                                     # is worse than a read counted twice)
+])
+def test_a_description_tells_a_read_when_the_name_does_not(name, description, reads):
+    assert (not call_writes(name) or described_read(name, description)) is reads
+
+
+def test_every_dialect_s_request_names_its_tools_with_their_descriptions():
+    chat = {"tools": [{"type": "function", "function": {"name": "a", "description": "Reads a."}}]}
+    gemini = {"tools": [{"functionDeclarations": [{"name": "b", "description": "Returns b."}]}]}
+    anthropic = {"tools": [{"name": "c", "description": "Gets c.", "input_schema": {}}]}
+    for doc, want in ((chat, {"a": "Reads a."}), (gemini, {"b": "Returns b."}), (anthropic, {"c": "Gets c."})):
+        assert tool_specs(json.dumps(doc).encode(), doc) == want
+    assert tool_specs(b'{"messages": []}', {"messages": []}) == {}
+
+
+def ask(text: str) -> walk.Step:
+    conv = Conversation(messages=[Message(role="user", text=text)], system=PROFILE, tools=[MODIFY, CART])
+    return walk.step(conv, [MODIFY, CART], seed="1")
+
+
+@pytest.mark.parametrize("text", ["hm, what's currently in my cart?", "Show me my cart", "is my cart empty?"])
+def test_a_question_that_asks_to_read_is_answered_with_reads_and_the_instructions_id(text):
+    name, args = ask(text).call
+    assert name == "access_cart_information" and args == {"customer_id": "123"}  # never modify_cart, never "hm"
+
+
+def test_a_request_to_change_may_still_write_after_it_looks():
+    plan, _ = walk.chosen([MODIFY, CART], "Please add the soil to my cart")
+    assert [t.name for t in plan] == ["access_cart_information", "modify_cart"]  # reads first, as before
+    plan, _ = walk.chosen([MODIFY, CART], "what's currently in my cart?")
+    assert [t.name for t in plan] == ["access_cart_information"]
+
+
+def test_an_identifier_is_never_filled_with_a_filler_word():
+    args = walk.arguments(CART, "hm, what's in my cart?", seed="1")  # no instructions to take it from
+    assert args["customer_id"] not in ("hm", "what", "cart")
