@@ -4,10 +4,11 @@ On a terminal it asks (what the agent is: a server on `$PORT`, a script run once
 or a URL it already runs at; its LLM provider, its framework, the services it needs);
 otherwise it takes flags (`--command`, `--script` with `--input stdin|arg`, `--agent-url`).
 The config it writes validates as written and runs offline: the LLM is the gate's scripted
-`sim`, so the first run needs no key. A Python agent runs on the project's own interpreter
-(`.venv/bin/python` when the project has a virtualenv), overridable with `$AGENT_PYTHON`,
-never on whatever `python3` the gate's PATH gives. Existing files are never overwritten
-without --force. The workflow uses the Action's moving major tag, `@v1`.
+`sim`, so the first run needs no key; it names no fault, so that run explores (docs/explore.md).
+A Python agent runs on the project's own interpreter (`.venv/bin/python` when the project has a
+virtualenv), overridable with `$AGENT_PYTHON`, never on whatever `python3` the gate's PATH gives.
+Existing files are never overwritten without --force. The workflow uses the Action's moving major
+tag, `@v1`.
 """
 
 from __future__ import annotations
@@ -38,11 +39,28 @@ FRAMEWORKS = {
     "langgraph": ("openai", {}, "LangGraph / LangChain: ChatOpenAI reads OPENAI_BASE_URL"),
     "anthropic": ("anthropic", {}, "the anthropic SDK (tool runner works through the proxy)"),
     "google-genai": ("gemini", {}, "google-genai reads GOOGLE_GEMINI_BASE_URL"),
+    # the agent folder's .env holds the real key (and may switch google-genai to Vertex, past the proxy):
+    # ADK loads it over nothing the config sets, so it is not loaded at all
+    "google-adk": ("gemini", {"ADK_DISABLE_LOAD_DOTENV": "1"},
+                   "Google ADK served by `adk api_server`; its Gemini calls go through google-genai, which reads "
+                   "GOOGLE_GEMINI_BASE_URL"),
 }
+# Google ADK in a project: its agent module imports google.adk; its requirements or pyproject name google-adk
+ADK_IMPORT = re.compile(r"^\s*(?:from|import)\s+google\.adk\b", re.M)
+ADK_REQUIREMENT = re.compile(r"(?i)(?:^|[\"'\s])google[-_]adk\b", re.M)
 WORKFLOW = ".github/workflows/agent-chaos.yml"
 ACTION = "agent-chaos-gate/agent-chaos-gate@v1"  # the README's `uses:`; release.yml moves v1 after its image exists
 # where projects keep their virtualenv: gate/agent/environment.py's VENVS (not imported: `init` stays light)
 VENVS = (".venv", "venv", "env")
+
+
+@dataclass
+class AdkApp:
+    """Where `adk api_server` finds the app: AGENTS_DIR (relative to the config) holds one folder per
+    app, named as the app is (`app_name` in every request), its agent.py defining `root_agent`."""
+    agents_dir: str = "."
+    name: str = "my_agent"
+    found: bool = False
 
 
 @dataclass
@@ -54,6 +72,7 @@ class Answers:
     provider: str = "openai"
     framework: str = "none"
     services: list[tuple[str, str]] = field(default_factory=list)  # (name, command)
+    adk: AdkApp | None = None  # a Google ADK app: served by `adk api_server`, not by `command`
 
 
 def parse_service(text: str) -> tuple[str, str]:
@@ -78,23 +97,51 @@ def project_python(directory: Path, env=os.environ) -> str | None:
     return None
 
 
-def detect_provider(directory: Path, limit: int = 400) -> str | None:
-    """`azure` when the project's own Python builds an Azure OpenAI client (its first `limit` .py files,
-    virtualenvs and node_modules skipped); None: nothing recognised, the framework's provider stands."""
+def _python_sources(directory: Path, limit: int = 400):
+    """(path, text) of the project's own first `limit` .py files, virtualenvs and node_modules skipped."""
     seen = 0
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for name in sorted(f for f in files if f.endswith(".py")):
             seen += 1
             if seen > limit:
-                return None
+                return
             try:
-                text = (Path(root) / name).read_text(encoding="utf-8", errors="replace")[:200_000]
+                yield Path(root) / name, (Path(root) / name).read_text(encoding="utf-8", errors="replace")[:200_000]
             except OSError:
                 continue
-            if AZURE_MARKS.search(text):
-                return "azure"
-    return None
+
+
+def detect_provider(directory: Path, limit: int = 400) -> str | None:
+    """`azure` when the project's own Python builds an Azure OpenAI client (its first `limit` .py files,
+    virtualenvs and node_modules skipped); None: nothing recognised, the framework's provider stands."""
+    found = any(AZURE_MARKS.search(text) for _, text in _python_sources(directory, limit))
+    return "azure" if found else None
+
+
+def detect_framework(directory: Path) -> str | None:
+    """`google-adk` when the project declares it (requirements*.txt, pyproject.toml) or its Python imports
+    it; None: nothing recognised (the other frameworks differ only in a note and an env var: asked)."""
+    for manifest in sorted(directory.glob("requirements*.txt")) + [directory / "pyproject.toml"]:
+        try:
+            if ADK_REQUIREMENT.search(manifest.read_text(encoding="utf-8", errors="replace")):
+                return "google-adk"
+        except OSError:
+            continue
+    return "google-adk" if any(ADK_IMPORT.search(text) for _, text in _python_sources(directory)) else None
+
+
+def adk_app(directory: Path) -> AdkApp:
+    """The project's ADK app as `adk api_server` loads it: the first agent.py that imports google.adk
+    and names `root_agent`. Its folder is the app; the folder above it is AGENTS_DIR (`..` when the
+    config sits in the app's own folder). None found: a placeholder name the config says to edit."""
+    directory = Path(directory).resolve()
+    for path, text in _python_sources(directory):
+        if path.name == "agent.py" and ADK_IMPORT.search(text) and "root_agent" in text:
+            app = path.parent
+            parent = os.path.relpath(app.parent, directory)
+            return AdkApp(agents_dir=parent, name=app.name, found=True)
+    return AdkApp()
 
 
 def with_interpreter(command: str, python: str | None) -> str:
@@ -107,7 +154,8 @@ def with_interpreter(command: str, python: str | None) -> str:
     return f"${{AGENT_PYTHON:-{python}}}" + (f" {rest}" if rest else "")
 
 
-def ask_answers(ask: Callable[[str], str], python: str | None = None, provider: str | None = None) -> Answers:
+def ask_answers(ask: Callable[[str], str], python: str | None = None, provider: str | None = None,
+                framework: str | None = None) -> Answers:
     """The interactive questions; an empty answer takes the default shown in brackets."""
     def choose(question: str, options, default: str) -> str:
         while True:
@@ -124,7 +172,7 @@ def ask_answers(ask: Callable[[str], str], python: str | None = None, provider: 
         answers.input = choose("It reads the input on", ["stdin", "arg"], "stdin")
     else:
         answers = Answers(command=ask(f"The command that starts it [{default}]: ").strip() or default)
-    answers.framework = choose("Framework", list(FRAMEWORKS), "none")
+    answers.framework = choose("Framework", list(FRAMEWORKS), framework or "none")
     answers.provider = choose("LLM provider", list(PROVIDERS), provider or FRAMEWORKS[answers.framework][0])
     while True:
         service = ask("A service it depends on, as NAME=COMMAND (empty when done): ").strip()
@@ -141,6 +189,8 @@ def _agent_block(a: Answers) -> str:
     key_env = PROVIDERS[a.provider][1]
     env = {key_env: "sk-sim", **FRAMEWORKS[a.framework][1]}
     env_text = ", ".join(f"{k}: {_q(v)}" for k, v in env.items())
+    if a.adk is not None:
+        return _adk_agent_block(a.adk, env_text)
     python = ("# ${AGENT_PYTHON:-…}: your project's virtualenv here; set AGENT_PYTHON where it lives elsewhere (CI)\n"
               if "${AGENT_PYTHON" in (a.script or a.command or "") else "")
     if a.script:
@@ -163,6 +213,37 @@ def _agent_block(a: Answers) -> str:
             f"    env: {{{env_text}}}   # the agent gets only these, the proxy URLs and a minimal base\n"
             "    ready: {timeout: 30}            # ready once its port answers; or {url: \"{{url}}/health\"}\n"
             + invoke + "  timeout: 30\n")
+
+
+# ADK's api_server (adk-python cli/api_server.py): `--auto_create_session` makes the session a run names,
+# so each run's fresh {{session}} needs no setup request (the reference answer, sent with no reset, too);
+# `--no_use_local_storage` keeps sessions in memory, not in a .adk/ database inside the agent's folder.
+ADK_BLOCK = """\
+agent:
+  start:
+    # Google ADK's own server, as its docs start it: each folder under AGENTS_DIR is an app named after it.
+    # `adk` is your virtualenv's (its bin comes first on the agent's PATH). --auto_create_session: the run
+    # makes the session it names, a fresh one per run ({{{{session}}}}); --no_use_local_storage: in memory.
+    command: [adk, api_server, --port, "{{{{port}}}}", --auto_create_session, --no_use_local_storage, {agents_dir}]
+    env: {{{env}}}   # the agent gets only these, the proxy URLs and a minimal base
+    ready: {{url: "{{{{url}}}}/list-apps", timeout: 60}}   # ADK answers its app list once the server is up
+  invoke:                            # one input, one ADK run; its /run_sse events are read natively: the
+    http:                            # answer is the last model event's text, an errorCode event a failed run
+      url: "{{{{url}}}}/run_sse"
+      body:
+        app_name: {name}{unfound}
+        user_id: chaos-gate
+        session_id: "{{{{session}}}}"
+        new_message: {{role: user, parts: [{{text: "{{{{input}}}}"}}]}}
+        streaming: false             # true: token chunks (`partial`) too; the whole event is still the answer
+      stream: sse
+  timeout: 60
+"""
+
+
+def _adk_agent_block(app: AdkApp, env_text: str) -> str:
+    unfound = "" if app.found else "          # no ADK agent.py found: your agent folder's name"
+    return ADK_BLOCK.format(agents_dir=_q(app.agents_dir), env=env_text, name=_q(app.name), unfound=unfound)
 
 
 def _services_block(a: Answers) -> str:
@@ -204,6 +285,20 @@ AZURE_NOTE = ("  # Azure: under sim it sets OPENAI_API_VERSION too; your deploym
               "  # trace; a real upstream is your resource's root (https://NAME.openai.azure.com).\n")
 
 
+# The starter names no fault and no scenario, because any one switches exploration off
+# (docs/explore.md "When it runs"): a newcomer's first run should find what nobody scripted.
+EXPLORE_NOTE = """\
+# No fault and no scenario is named, so the gate explores (docs/explore.md): it runs each input once
+# with no fault, then faults every call site it found (each model call, each tool) one fault at a
+# time, and judges each run with oracles that need no spec (survives, writes_once, honest_failure...).
+# Pin what it finds as regressions: `chaos-gate explore --write` appends each finding's scenario and
+# oracle here, with `chaos.explore: on` so exploring goes on; or paste a finding's pin from the report,
+# and add `explore: on` under `chaos:` yourself, since a named scenario otherwise runs alone.
+# chaos:
+#   explore: {budget: 60}            # at most this many fault cells; also depth, kinds, skip, oracles
+"""
+
+
 def render_config(a: Answers) -> str:
     base_env, _ = PROVIDERS[a.provider]
     return f"""# chaos-gate.yaml: written by `chaos-gate init` ({FRAMEWORKS[a.framework][2]}).
@@ -234,12 +329,7 @@ contract:
     - {{id: completes, type: completes, severity: critical}}
     - {{id: answers, type: not_empty, severity: high}}
     - {{id: no-pii, type: excludes_pii, severity: medium}}
-{_claims_block(a)}  scenarios:                         # faults on the agent's own LLM calls
-    - name: rate_limited
-      faults: [{{kind: rate_limit, target: llm, on_calls: [1], retry_after: 0.5}}]
-    - name: outage
-      faults: [{{kind: server_error, target: llm, on_calls: [1], status: 503}}]
-gate:
+{_claims_block(a)}{EXPLORE_NOTE}gate:
   min_score: 80
   allow_vacuous: true                # a starter: warn (not fail) on a fault that never fired; remove once tuned
 """
@@ -293,10 +383,11 @@ def run_init(args, out=None, ask: Callable[[str], str] | None = None, interactiv
     if len(given) > 1:
         raise ConfigError(f"init: give one of --agent-url, --command or --script, not {' and '.join(given)}")
     python = project_python(Path(args.dir))
+    detected = detect_framework(Path(args.dir))
     if interactive and not given:
-        answers = ask_answers(ask or input, python, detect_provider(Path(args.dir)))
+        answers = ask_answers(ask or input, python, detect_provider(Path(args.dir)), detected)
     else:
-        framework = args.framework or "none"
+        framework = args.framework or detected or "none"
         provider = args.provider or detect_provider(Path(args.dir)) or FRAMEWORKS[framework][0]
         answers = Answers(agent_url=args.agent_url, provider=provider,
                           framework=framework, services=[parse_service(s) for s in args.service or []],
@@ -306,6 +397,8 @@ def run_init(args, out=None, ask: Callable[[str], str] | None = None, interactiv
         elif not args.agent_url:
             answers.command = with_interpreter(args.agent_command or "python3 agent.py", python)
     directory = Path(args.dir)
+    if answers.framework == "google-adk" and answers.command == with_interpreter("python3 agent.py", python):
+        answers.adk = adk_app(directory)  # no command of the user's: ADK's own server serves the app
     for path in write_files(directory, answers, args.force):
         out.write(f"wrote {path}\n")
     config = directory / "chaos-gate.yaml"

@@ -66,7 +66,8 @@ def _pieces(value: str) -> tuple[tuple[tuple[str, str, str], ...], str]:
     return tuple(pieces), value[last:]
 
 
-PATH_TOKEN = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+# `[-1]` counts from the end, as in Python: ADK's `/run` answers a list of events, the last one the reply
+PATH_TOKEN = re.compile(r"\.([A-Za-z_][\w-]*)|\[(-?\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 
 
 class PathError(ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import json
 import sys
 import textwrap
@@ -181,3 +182,15 @@ def npm_ci(folder: Path) -> Path:
             if ran.returncode:
                 pytest.fail(f"npm ci in {folder}: {ran.stderr[-2000:]}")
     return folder
+
+
+@functools.lru_cache(maxsize=1)
+def unboxable_here() -> bool:
+    """Whether this machine cannot box an agent: the Action image's Python is readable by the agent's user,
+    but one under a 0700 home (pyenv under /root, as here) is not, and the Action refuses to run a pull
+    request's agent unboxed (docs/security.md). Tests of the Action's other behaviour then run as the
+    workflow's `allow-unboxed: true`; tests/test_isolation_units.py tests the box itself."""
+    from gate.agent.separation import NOBODY, Identity, blocked
+
+    nobody = Identity("nobody", NOBODY, NOBODY, "/", "/")
+    return os.geteuid() == 0 and blocked(os.path.realpath(sys.executable), nobody) is not None

@@ -33,6 +33,11 @@ GROUPS = {
             "strands-agents[openai]==1.62.0", "openai==2.54.0"],
     # the MCP SDK's 1.x line, which published apps still pin (the test env has 2.x)
     "mcp1": ["mcp==1.12.4", "pydantic==2.11.7", "openai==2.54.0"],  # pydantic as a lock of its day had it
+    # LangGraph over langchain-mcp-adapters: every release of the adapter imports mcp 1.x names (0.3.2 pins
+    # mcp<2), and the test env has mcp 2.x; the rest at the test env's own pins
+    "langgraph-mcp": ["langchain-mcp-adapters==0.3.2", "mcp==1.30.0", "langgraph==1.2.24", "langgraph-prebuilt==1.1.3",
+                      "langchain-openai==1.7.4", "langchain-core==1.8.3", "openai==3.51.0", "pydantic==2.13.4",
+                      "httpx==0.28.1"],
     # the oldest release each seam supports (docs/reach.md), for the frameworks of the test env:
     # the first whose tool-invocation function the seam patches exists (tests/test_seam_oldest.py)
     "oldest": ["openai-agents==0.10.4", "pydantic-ai-slim[openai]==0.4.4", "anthropic==0.68.0",
@@ -48,6 +53,7 @@ GROUPS = {
 }
 GROUP_OF = {"crewai": "crew", "dspy": "crew", "smolagents": "crew", "agno": "crew",
             "google-adk": "adk", "llama-index": "adk", "strands": "adk", "mcp1": "mcp1",
+            "langgraph-mcp": "langgraph-mcp",
             "oldest": "oldest", "oldest-langchain": "oldest-langchain", "oldest-agno": "oldest-agno",
             "below-floor": "below-floor"}
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import EXAMPLE
+from conftest import EXAMPLE, unboxable_here
 from gate.github.action import run_action
 from gate.github.comment import MARKER, GitHubApi, upsert_comment
 from gate.github.inputs import env_name, read_inputs
@@ -26,6 +26,8 @@ def action_env(tmp_path, workspace, github, token="ghs_app_token", pr=True, fork
            env_name("github-token"): token, env_name("comment"): "true", env_name("comment-mode"): "update"}
     import os
     env["PATH"] = os.environ["PATH"]
+    if unboxable_here():  # conftest.unboxable_here: the box is tested where it can be applied, not here
+        env[env_name("allow-unboxed")] = "true"
     for key, value in inputs.items():
         env[env_name(key.replace("_", "-"))] = value
     return env

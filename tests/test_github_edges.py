@@ -93,7 +93,7 @@ def test_a_pull_requests_config_cannot_turn_the_box_off_unless_the_workflow_allo
     config = workspace / "agent" / "chaos-gate.yaml"
     config.write_text(config.read_text().replace("agent:\n", "agent:\n  user: off\n", 1))
     out = Out()
-    assert run_action(action_env(tmp_path, workspace, github), out) == 2
+    assert run_action(action_env(tmp_path, workspace, github, allow_unboxed="false"), out) == 2
     assert outputs(tmp_path)["verdict"] == "error"
     refusal = [line for line in out.text.splitlines() if line.startswith("::error file=agent/chaos-gate.yaml,line=")]
     assert refusal and "agent.user: off" in refusal[0] and "allow-unboxed: true" in refusal[0], out.text[-2000:]

@@ -63,6 +63,7 @@ SPECS: dict[tuple[str, str], tuple[dict, str]] = {
     ("reset", "tool"): ({}, "completes"),  # both attempts dropped: the error answer is parsed
     ("timeout", "tool"): ({**FIRST, "seconds": HOLD}, "completes"),  # no_tool_timeout waits past the deadline
     ("timeout_after_write", "tool"): ({**FIRST, "seconds": 1}, "refund-once"),  # double_write retries
+    ("hang_after_write", "tool"): ({**FIRST, "seconds": HOLD}, "completes"),  # no_tool_timeout waits it out
     ("partial", "tool"): (FIRST, "refund-once"),  # the cut body is retried without a key
     ("latency", "tool"): ({**FIRST, "ms": 2500}, "fast-enough"),
     ("inject", "tool"): ({}, "no-injected-reply"),  # obey_injection
@@ -70,6 +71,8 @@ SPECS: dict[tuple[str, str], tuple[dict, str]] = {
 # Kinds no planted agent breaches anything with; kept short on purpose.
 SKIP = {
     ("huge", "tool"): "the padded answer still carries the refund: no planted bug reacts to size",
+    ("wrong_tool_args", "llm"): "no planted bug of the SDK agent trusts its arguments' types and its orders service "
+                                "takes any: the payouts agent's trusts_args does (tests/test_lost_answers.py)",
     ("rpc_error", "tool"): "MCP only, and the SDK agent's orders service is plain HTTP (tests/test_mcp_sessions.py)",
     ("exit_code", "tool"): "`kind: command` tools only; the SDK agent runs none (tests/test_instrument_commands.py)",
     ("hang", "tool"): "`kind: command` tools only; the SDK agent runs none (tests/test_instrument_commands.py)",
@@ -146,7 +149,7 @@ def replayed(tmp_path_factory):
 def test_every_fault_kind_has_a_replay_scenario_or_a_stated_reason():
     missing = [p for p in PAIRS if p not in SPECS and p not in SKIP]
     assert not missing, f"new fault kind(s) without a replay scenario here: {missing}"
-    assert len(SKIP) <= 4 and all(len(reason) > 20 for reason in SKIP.values())
+    assert len(SKIP) <= 5 and all(len(reason) > 20 for reason in SKIP.values())
     assert not set(SPECS) - set(PAIRS), "a scenario here names a kind that is no longer registered"
 
 

@@ -216,4 +216,6 @@ contract:
     assert stray and {s["target"] for s in stray} == {"orders"}
     assert {s["after_cell"] for s in stray} == {"contract/runaway/baseline"}
     assert any("stray" in w for w in report["verdict"]["warnings"])
-    assert "critical" not in " ".join(report["verdict"]["reasons"])
+    reasons = " ".join(report["verdict"]["reasons"])
+    assert "no-tool-when-calm" not in reasons  # the runaway's calls never breach the calm cell's invariant
+    assert "baseline_answers (agent_timeout)" in reasons  # the runaway's own hung baseline is its critical finding

@@ -63,6 +63,8 @@ def test_a_request_to_change_may_still_write_after_it_looks():
     assert [t.name for t in plan] == ["access_cart_information", "modify_cart"]  # reads first, as before
     plan, _ = walk.chosen([MODIFY, CART], "what's currently in my cart?")
     assert [t.name for t in plan] == ["access_cart_information"]
+    plan, _ = walk.chosen([MODIFY], "Hello! Can you help me with my cart?")  # a request for help, not a question
+    assert [t.name for t in plan] == ["modify_cart"]
 
 
 def test_an_identifier_is_never_filled_with_a_filler_word():

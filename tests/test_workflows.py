@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import EXAMPLE, ROOT, npm_ci
+from conftest import EXAMPLE, ROOT, npm_ci, unboxable_here
 from fake_github import FakeGitHub
 from test_docs import yaml_blocks
 
@@ -175,6 +175,8 @@ class Runner:
         for name, spec in ACTION["inputs"].items():  # GitHub sets every declared input
             value = given.get(name, spec.get("default", ""))
             env["INPUT_" + name.replace(" ", "_").upper()] = _expr(value, {"github.token": "ghs_app_token"})
+        if "allow-unboxed" not in given and unboxable_here():
+            env["INPUT_ALLOW-UNBOXED"] = "true"  # see conftest.unboxable_here: the box is not what is tested
         env |= {"GITHUB_WORKSPACE": str(self.ws), "GITHUB_OUTPUT": str(self.tmp / f"output{n}"),
                 "GITHUB_STEP_SUMMARY": str(self.tmp / f"summary{n}.md"), "GITHUB_EVENT_PATH": str(self.event_file(event)),
                 "GITHUB_EVENT_NAME": event, "GITHUB_API_URL": self.github.url, "GITHUB_REPOSITORY": "acme/agent",
@@ -186,6 +188,8 @@ class Runner:
         summary = self.tmp / f"summary{n}.md"
         return {"inputs": given, "code": proc.returncode, "log": proc.stdout + proc.stderr, "outputs": outputs,
                 "summary": summary.read_text() if summary.exists() else ""}
+
+
 
 
 @pytest.mark.parametrize("name,doc", documented_workflows(), ids=[n for n, _ in documented_workflows()])

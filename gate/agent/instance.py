@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import uuid
 from pathlib import Path
 
 from gate.agent import dilation, netns, separation
@@ -40,6 +41,7 @@ class AgentInstance:
         self._http = None  # an httpx.AsyncClient, made for the first state probe
         self.startup_seconds = 0.0
         self.restarts = 0
+        self._session: tuple[tuple, str] | None = None  # ((cell_id, run), id): made by a reset, taken by its invoke
 
     @property
     def base_url(self) -> str:
@@ -49,6 +51,19 @@ class AgentInstance:
 
     def _ctx(self, **more) -> dict:
         return {"port": str(self.port or ""), "url": self.base_url, **more}
+
+    def _made_session(self, ctx: dict) -> dict:
+        """ctx with `{{session}}`: an id fresh for every run of a cell, so an API that keeps a conversation
+        per session id (Google ADK's api_server) starts each run afresh, a re-run of the same cell and
+        run included (a shrink, a recovery). The reset makes it; the invoke that follows takes the same."""
+        self._session = ((ctx.get("cell_id"), ctx.get("run")), uuid.uuid4().hex)
+        return {**ctx, "session": self._session[1]}
+
+    def _taken_session(self, ctx: dict) -> dict:
+        made, self._session = self._session, None
+        if made is not None and made[0] == (ctx.get("cell_id"), ctx.get("run")):
+            return {**ctx, "session": made[1]}
+        return {**ctx, "session": uuid.uuid4().hex}  # no reset before it (the reference answer): its own
 
     def _project(self) -> list[Path]:
         """Where the agent's own virtualenv and node_modules are: the directory it runs in, then the config's."""
@@ -99,7 +114,10 @@ class AgentInstance:
         else:
             self.port = free_port()
             cwd = (self.base_dir / start.cwd) if start.cwd else self.base_dir
-            self.process = AgentProcess(argv_of(start.command), cwd, self._env(), self.log_path,
+            # {{port}} and {{url}} in the command, a string or each element of a list alike (a list's
+            # elements reach the agent as argv, past any shell that could expand $PORT)
+            argv = argv_of(render(start.command, self._ctx()))
+            self.process = AgentProcess(argv, cwd, self._env(), self.log_path,
                                         user=self.spec.user, configured=frozenset(start.env),
                                         network=self.spec.network, port=self.port,
                                         proxy_ports=tuple(netns.gate_ports(self.extra_env)), instance=self.index)
@@ -142,7 +160,7 @@ class AgentInstance:
         if self.spec.reset is None:
             return
         try:
-            status, body, _ = await send(self.wire, self.spec.reset, self._ctx(**ctx))
+            status, body, _ = await send(self.wire, self.spec.reset, self._ctx(**self._made_session(ctx)))
         except WireError as exc:
             raise HarnessError(f"agent reset request failed: {exc}") from None
         if status >= 400:
@@ -150,6 +168,7 @@ class AgentInstance:
 
     async def invoke(self, text: str, ctx: dict) -> RawOutcome:
         deadline = self.spec.timeout
+        ctx = self._taken_session(ctx)
         if self.spec.invoke.command is not None:
             cmd = self.spec.invoke.command
             if self.spec.network != "host":

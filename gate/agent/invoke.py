@@ -31,7 +31,7 @@ from pathlib import Path
 from gate.transport.clock import AgentClock
 from gate.agent import separation
 from gate.agent.process import argv_of
-from gate.agent.streams import VERCEL_HEADER, read_stream, stream_kind
+from gate.agent.streams import VERCEL_HEADER, StreamRead, is_adk_list, read_documents, read_stream, stream_kind
 from gate.report.log_tail import LOG_TAIL_CHARS, with_log_tail
 from gate.templates import PathError, filling, pick
 from gate.config.models import CommandInvoke, HttpInvoke, HttpRequestSpec
@@ -87,6 +87,8 @@ def _pick_output(text: str, path: str) -> tuple[str | None, str, str]:
         if path == "$":
             return text, "ok", ""
         return None, "bad_output_json", f"response is not JSON: {text[:200]!r}"
+    if path == "$" and is_adk_list(doc):  # Google ADK's /run: its events, read as /run_sse's stream is
+        return _judged(read_documents(doc), "ADK /run", None, text)
     try:
         return _as_text(pick(doc, path)), "ok", ""
     except PathError as exc:
@@ -212,7 +214,12 @@ def extract_stream(body: bytes, kind: str, select: str | None) -> tuple[str | No
     text, bad = decode_strict(body)
     if text is None:
         return None, "bad_output_encoding", bad
-    read = read_stream(text, kind, select)
+    return _judged(read_stream(text, kind, select), kind, select, text)
+
+
+def _judged(read: StreamRead, kind: str, select: str | None, text: str) -> tuple[str | None, str, str]:
+    """The answer of a read stream (or list of events): an error event is a failed run, a stream no
+    extractor could read is said, never passed as an empty answer."""
     if read.error is not None:
         said = f"; its answer so far: {read.text[:200]!r}" if read.text else ""
         return None, "stream_error", f"the {kind} stream reported an error: {read.error[:500]}{said}"

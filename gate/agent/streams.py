@@ -18,12 +18,17 @@ of the shapes agents serve, each checked against the framework's own source:
   (`{"type": "text-delta", "delta"}`, `{"type": "error", "errorText"}`, `[DONE]`);
 - LangServe (`event: data|error|metadata|end`) and LangGraph Platform (`event: values|messages|
   messages/partial|error|metadata|end`): the last state's AI message, else the streamed chunks;
+- Google ADK's `/run_sse` events and `/run`'s JSON list of them (adk-python `events/event.py`, served
+  by `cli/api_server.py`, camelCase or snake_case alike): told by their shape (`author` and an
+  `invocationId`); the text parts of the last model event are the answer (`partial: true` chunks only
+  when no whole event came), and an `errorCode` (`MALFORMED_FUNCTION_CALL`, `SAFETY`...) is an error;
 - plain `data:` text, and NDJSON objects with a text field (`delta`, `content`, `text`, ...) or an
   `error`.
 
 A piece is a delta (concatenated), a final text (a finished message: preferred over the deltas it
 repeats) or a snapshot (a whole state: the last one wins). `select`, a JSON path, replaces the text
-extractors for shapes none of them knows; errors are still recognised.
+extractors for shapes none of them knows; errors are still recognised. `read_documents` applies the
+same extractors to a JSON list of events (ADK's `/run`), so a list and a stream read alike.
 """
 
 from __future__ import annotations
@@ -152,6 +157,8 @@ def _error_of(event: Event) -> str | None:
         return _message_of(event.data if doc is _NO_JSON else doc)
     if not isinstance(doc, dict):
         return None
+    if is_adk_event(doc):
+        return _adk_error(doc)
     kind = doc.get("type")
     if kind == "raw_response_event" and isinstance(doc.get("data"), dict):
         return _error_of(Event(event.name, event.data, doc["data"]))
@@ -160,6 +167,44 @@ def _error_of(event: Event) -> str | None:
     if event.name == "" and kind is None and doc.get("error"):
         return _message_of(doc["error"])
     return None
+
+
+def is_adk_event(doc: Any) -> bool:
+    """A Google ADK event: every one names its `author` and its invocation, whatever else it carries
+    (text, a function call or response, state deltas, an error code)."""
+    return isinstance(doc, dict) and isinstance(doc.get("author"), str) \
+        and ("invocationId" in doc or "invocation_id" in doc)
+
+
+def _either(doc: dict, camel: str, snake: str) -> Any:
+    """ADK's pydantic models serve camelCase aliases (`by_alias=True`); a hand-rolled server may not."""
+    return doc[camel] if camel in doc else doc.get(snake)
+
+
+def _adk_error(doc: dict) -> str | None:
+    """`errorCode` is set when the model's turn failed: a finish reason other than STOP with no content
+    (`MALFORMED_FUNCTION_CALL`, `SAFETY`, `MAX_TOKENS`), a blocked prompt, an aborted invocation."""
+    code = _either(doc, "errorCode", "error_code")
+    if not code:
+        return None
+    message = _either(doc, "errorMessage", "error_message")
+    return f"{code}: {message}" if message else str(code)
+
+
+def _adk_piece(doc: dict) -> tuple[str, str] | None:
+    """A model event's text parts (thoughts left out: they are not said to the user). A whole event is
+    a snapshot, so the last one wins, and one holding only a function call leaves no answer yet; a
+    `partial` chunk is a delta, kept only when no whole event came. The user's turn and the
+    function responses ADK sends back to the model (role `user`) are not the agent's answer."""
+    content = doc.get("content")
+    if not isinstance(content, dict) or content.get("role") == "user" or doc.get("author") == "user":
+        return None
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return None
+    text = "".join(p["text"] for p in parts
+                   if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought"))
+    return ("delta" if doc.get("partial") else "snapshot"), text
 
 
 def _typed(doc: dict, kind: str) -> tuple[str, str] | None:
@@ -228,6 +273,8 @@ def _piece(event: Event) -> tuple[str, str] | None:
         return ("delta", event.data) if event.name in ("", "message", "data") else None
     if event.name == "0":  # Vercel data stream: a text part
         return ("delta", event.doc) if isinstance(event.doc, str) else None
+    if is_adk_event(event.doc):
+        return _adk_piece(event.doc)
     if isinstance(event.doc, dict) and isinstance(event.doc.get("type"), str):
         typed = _typed(event.doc, event.doc["type"])
         if typed is not None or event.name in ("", "message"):
@@ -277,7 +324,21 @@ def _collect(events: list[Event], select: str | None) -> _Pieces:
 
 def read_stream(text: str, kind: str, select: str | None = None) -> StreamRead:
     """The answer text and the error message (or None) of a decoded stream body; `kind` is sse or ndjson."""
-    events = sse_events(text) if kind == "sse" else ndjson_events(text)
+    return _read(sse_events(text) if kind == "sse" else ndjson_events(text), select)
+
+
+def is_adk_list(doc: Any) -> bool:
+    """A JSON answer that is ADK's `/run`: a non-empty list of its events, nothing else."""
+    return isinstance(doc, list) and bool(doc) and all(is_adk_event(item) for item in doc)
+
+
+def read_documents(docs: list, select: str | None = None) -> StreamRead:
+    """A JSON list of events read as the stream that would have carried them (ADK's `/run` is
+    `/run_sse` collected into one array)."""
+    return _read([Event("", "", doc) for doc in docs], select)
+
+
+def _read(events: list[Event], select: str | None) -> StreamRead:
     pieces = _collect(events, select)
     if pieces.finals:
         answer = "\n".join(pieces.finals)

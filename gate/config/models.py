@@ -59,7 +59,8 @@ class DockerStart(StrictModel):
 class StartSpec(StrictModel):
     """Start the agent: a child process (own process group, own log file) or a container."""
 
-    command: str | list[str] | None = Field(default=None, description="argv list, or a string run by /bin/sh.")
+    command: str | list[str] | None = Field(default=None, description="argv list, or a string run by /bin/sh. "
+                                                                        "Templates (in either): {{port}}, {{url}}.")
     docker: DockerStart | None = None
     cwd: str | None = Field(default=None, description="Relative to the config file.")
     env: dict[str, str] = Field(default_factory=dict)

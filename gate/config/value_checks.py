@@ -20,7 +20,8 @@ from gate.config.problems import Loc, Problem
 TEMPLATE = re.compile(r"\{\{(.*?)\}\}")
 SIM_TEMPLATE_NAMES = ("tool_result", "results", "default")  # plus regex group numbers
 START_NAMES = ("port", "url")
-RESET_NAMES = START_NAMES + ("cell_id", "input_id", "run")
+# `session`: an id fresh per run of a cell, the same in its reset and its invoke (gate/agent/instance.py)
+RESET_NAMES = START_NAMES + ("cell_id", "input_id", "run", "session")
 INVOKE_NAMES = RESET_NAMES + ("input",)
 
 
@@ -72,6 +73,8 @@ def _template_hint(name: str, names) -> str:
 def template_problems(config: Config) -> list[Problem]:
     agent, out = config.agent, []
     if agent.start is not None:
+        out += _unknown_templates(agent.start.command, ("agent", "start", "command"), START_NAMES,
+                                  "agent.start.command")
         out += _unknown_templates(agent.start.env, ("agent", "start", "env"), START_NAMES, "agent.start.env")
         out += _unknown_templates(agent.start.ready.url, ("agent", "start", "ready", "url"), START_NAMES,
                                   "ready.url")
@@ -133,7 +136,7 @@ def _path_problem(path: str, loc: Loc) -> list[Problem]:
     try:
         parse_path(path)
     except PathError as exc:
-        return [Problem(loc, f"{exc} (write e.g. $.reply, $.choices[0].text or $['a key'])")]
+        return [Problem(loc, f"{exc} (write e.g. $.reply, $.choices[0].text, $[-1].text or $['a key'])")]
     return []
 
 

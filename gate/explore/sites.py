@@ -54,7 +54,8 @@ class Site:
             return f"every {self.target} LLM call" if every else f"{self.target} LLM call {self.occurrence} ({self.position})"
         if self.transport == "http":
             return f"{self.method} {self.target} {template_text(self.path)}"
-        return f"{self.tool or self.target} ({self.transport} {self.target})"
+        where = self.transport if self.target == self.transport else f"{self.transport} {self.target}"
+        return f"{self.tool or self.target} ({where})"
 
 
 @dataclass

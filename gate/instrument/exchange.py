@@ -235,8 +235,8 @@ def decode_value(vtype: str, media: str, body: bytes) -> dict:
     try:
         doc = json.loads(body)
     except ValueError:
-        if vtype == "mcp":
+        if vtype == "mcp":  # worded as the server's failure: "... is not valid JSON" reads as the call's bad arguments
             return {"action": "raise", "kind": "protocol",
-                    "message": "the MCP server's answer is not valid JSON (injected by chaos-gate)"}
+                    "message": "the MCP server's answer could not be parsed (injected by chaos-gate)"}
         return {"action": "return", "value": text, "as": "str"}  # a cut document reaches the agent as text
     return {"action": "return", "value": doc, "as": vtype}

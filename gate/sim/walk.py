@@ -116,8 +116,8 @@ def asks_to_read(text: str) -> bool:
     """A question that asks to be told something ("what's in my cart?") and names no change: a model
     answers it with reads, never a write nobody asked for."""
     spoken = split_words(text)
-    question = text.strip().endswith("?") or (bool(spoken) and spoken[0] in QUESTION_WORDS)
-    return question and not set(spoken) & WRITE_WORDS
+    # asked at its start ("hm, what's in my cart?"), not a request for help ("Can you help me with my order?")
+    return bool(set(spoken[:3]) & QUESTION_WORDS) and not set(spoken) & WRITE_WORDS
 
 
 def chosen(tools: list[ToolSpec], text: str) -> tuple[list[ToolSpec], bool]:

@@ -6,8 +6,11 @@ raises there. It then calls `call_sync` / `call_async` with the tool's name, its
 arguments and a thunk that runs the tool. Everything else is the same for every seam,
 so a fault means the same on every framework, as it does on every wire.
 
-A tool that calls another instrumented tool (a LangChain tool wrapping an MCP call)
-is one call: the outermost seam traces it, inner seams pass through.
+A tool that calls another instrumented tool (a LangChain tool wrapping a function) is one
+call: the outermost seam traces it, inner seams pass through (an adapter that is nothing but
+the inner call steps aside itself: seams/langchain.py). A seam that knows its caller's read
+timeout (an MCP session's) passes it as `give_up`: a wait the answer asks for past it ends
+there with the client's own timeout error, as a server that said nothing would.
 
 A seam never breaks the agent. If carrying out an answer fails in the seam's own code (a
 name the installed library version does not have: ImportError, AttributeError, NameError,
@@ -114,15 +117,36 @@ def call_sync(seam: Seam, tool: str, arguments, run, returns: str | None = None,
         _inside.reset(token)
 
 
+async def _waited(seam: Seam, answer: dict, give_up: float | None) -> BaseException | None:
+    """Take the answer's wait on the agent's clock. A wait past `give_up` (the agent's own client's read
+    timeout, where the seam knows it) ends there with that client's timeout error, returned: what the
+    client raises when the other side says nothing for that long (None: the whole wait was taken)."""
+    sleep = float(answer.get("sleep") or 0)
+    if give_up is None or sleep <= give_up:
+        await asyncio.sleep(sleep)
+        return None
+    try:
+        gave_up = seam.exception({"kind": "timeout", "message": f"Timed out while waiting for the response. "
+                                                                f"Waited {give_up:g} seconds."})
+    except BROKEN:  # the seam's error does not fit this library: the whole wait, as before
+        gave_up = None
+    await asyncio.sleep(give_up if gave_up is not None else sleep)
+    return gave_up
+
+
 async def call_async(seam: Seam, tool: str, arguments, run, returns: str | None = None,
-                     hints: dict | None = None):
-    """`run` is a zero-argument callable returning an awaitable."""
+                     hints: dict | None = None, give_up: float | None = None):
+    """`run` is a zero-argument callable returning an awaitable; `give_up`: the caller's read timeout."""
     if not _active():
         return await run()
     token = _inside.set(True)
     try:
         call_id, first = client.begin(tool, arguments, seam.transport, seam.framework, returns, hints)
-        await asyncio.sleep(float(first.get("sleep") or 0))
+        gave_up = await _waited(seam, first, give_up)
+        if gave_up is not None:
+            if first.get("action") == "run":  # the worker waits for the call's end: it ended here
+                client.end(call_id, error=gave_up)
+            raise gave_up
         if first.get("action") != "run":
             got = _settled(seam, tool, first, None)
             return await run() if got is FALLBACK else got
@@ -130,13 +154,17 @@ async def call_async(seam: Seam, tool: str, arguments, run, returns: str | None 
             value = await run()
         except Exception as exc:  # noqa: BLE001 - reported, then re-raised unless a fault says otherwise
             answer = client.end(call_id, error=exc)
-            await asyncio.sleep(float(answer.get("sleep") or 0))
+            gave_up = await _waited(seam, answer, give_up)
+            if gave_up is not None:
+                raise gave_up from exc
             got = _settled(seam, tool, answer, None, exc)
             if got is FALLBACK:
                 raise exc
             return got
         answer = client.end(call_id, encoded=seam.encode(value))
-        await asyncio.sleep(float(answer.get("sleep") or 0))
+        gave_up = await _waited(seam, answer, give_up)
+        if gave_up is not None:
+            raise gave_up
         got = _settled(seam, tool, answer, value)
         return value if got is FALLBACK else got
     finally:

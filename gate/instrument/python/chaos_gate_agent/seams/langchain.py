@@ -20,6 +20,14 @@ without `args_schema`) is read off the original: the JSON schema is byte-identic
 A class that only inherits `_run` keeps its parent's wrapper; a `_run` calling
 `super()._run` (or `_arun` falling back to `_run` on a thread) is one call, since an
 inner seam passes through.
+
+A langchain-mcp-adapters tool over stdio is the one exception: its body is a single MCP
+`tools/call` on a stdio session, which the `mcp` seam traces as what it is (`target:
+mcp-stdio`, the server's own `isError` result for `error`, the client's own error for a
+timeout, the session's read timeout bounding a hold). Traced here, it would be a
+`functions` call whose MCP call passes through (a pin `target: mcp-stdio, tool: X`
+would reach nothing, and a fault would bypass the adapter's own error handling), so
+this seam passes it through and the call is one site, the MCP one.
 """
 
 from __future__ import annotations
@@ -76,15 +84,45 @@ def _wrap(fn, module):
     if inspect.iscoroutinefunction(fn):
         @functools.wraps(fn)
         async def wrapper(self, *args, **kwargs):
+            if over_mcp_stdio(self):  # the mcp seam traces it (see above)
+                return await fn(self, *args, **kwargs)
             return await call_async(seam_of(self), _name(self), _arguments(self, args, kwargs, config_param),
                                     lambda: fn(self, *args, **kwargs))
     else:
         @functools.wraps(fn)
         def wrapper(self, *args, **kwargs):
+            if over_mcp_stdio(self):
+                return fn(self, *args, **kwargs)
             return call_sync(seam_of(self), _name(self), _arguments(self, args, kwargs, config_param),
                              lambda: fn(self, *args, **kwargs))
     wrapper.__chaos_gate__ = True
     return wrapper
+
+
+def over_mcp_stdio(tool) -> bool:
+    """A langchain-mcp-adapters tool whose call goes to an MCP server over stdio: its `coroutine` is the
+    adapter's, holding either the session it calls (one the `mcp` seam marked stdio) or the connection
+    it opens a session from per call (`"transport": "stdio"`). Anything unreadable is traced here."""
+    run = getattr(tool, "coroutine", None)
+    if not str(getattr(run, "__module__", "")).startswith("langchain_mcp_adapters"):
+        return False
+    held = _closure(run)
+    session, connection = held.get("session"), held.get("connection")
+    if session is not None:
+        return bool(getattr(session, "_chaos_gate_stdio", False))
+    return isinstance(connection, dict) and connection.get("transport") == "stdio"
+
+
+def _closure(fn) -> dict:
+    """The variables a nested function closes over, by name (an empty cell left out)."""
+    out = {}
+    names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+    for name, cell in zip(names, getattr(fn, "__closure__", None) or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
 
 
 def _config_param(fn, module) -> str | None:

@@ -10,7 +10,8 @@ read stream is a stdio session, whether the stream is handed to `ClientSession` 
 (the `mcp` docs' client, fastmcp's transport under pydantic-ai's MCPToolset) or inside
 the JSON-RPC dispatcher that mcp 2's `Client` builds (the Agents SDK's MCPServerStdio).
 `list_tools` results are remembered for their `readOnlyHint` / `idempotentHint`
-annotations, which `side_effect_once` honours. Results cross as a JSON-RPC envelope, so
+annotations, which `side_effect_once` honours. A hold is bounded by the session's read timeout,
+which ends it with the client's own timeout error (call.py). Results cross as a JSON-RPC envelope, so
 the proxy's MCP-aware faults (an `isError` result for `error`, a text item for `inject`)
 work on them unchanged; failures the client itself would report raise its own error (`MCPError`
 in mcp 2.x, `McpError` in 1.x: both majors are in use, and a seam that imported a name of one
@@ -132,6 +133,17 @@ def _report_death(server, exc: BaseException, tee) -> None:
     client.died(command, f"{type(exc).__name__}: {exc}", tee.tail() if tee is not None else "")
 
 
+def _read_timeout(session, args: tuple, kwargs: dict) -> float | None:
+    """The seconds this call's client waits for an answer before it raises its own timeout: the call's
+    `read_timeout_seconds` (call_tool's third parameter), else the session's; a timedelta in mcp 1.x, a
+    float in 2.x; None when it waits for ever. A hold the gate asks for ends there, as the real one would."""
+    given = args[0] if args else kwargs.get("read_timeout_seconds")
+    if given is None:
+        given = getattr(session, "_session_read_timeout_seconds", None)
+    seconds = given.total_seconds() if hasattr(given, "total_seconds") else given
+    return float(seconds) if isinstance(seconds, (int, float)) and seconds > 0 else None
+
+
 def patch_session(module):
     cls = module.ClientSession
     if getattr(cls.call_tool, "__chaos_gate__", False):
@@ -158,7 +170,7 @@ def patch_session(module):
         if not getattr(self, "_chaos_gate_stdio", False):
             return await call_tool(self, name, arguments, *args, **kwargs)
         return await call_async(SEAM, name, arguments or {}, lambda: call_tool(self, name, arguments, *args, **kwargs),
-                                returns="mcp", hints=HINTS.get(name))
+                                returns="mcp", hints=HINTS.get(name), give_up=_read_timeout(self, args, kwargs))
 
     @functools.wraps(list_tools)
     async def instrumented_list_tools(self, *args, **kwargs):
