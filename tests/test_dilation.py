@@ -224,3 +224,25 @@ def test_an_agent_that_sheds_libfaketime_is_refused_not_judged(tmp_path):
     report = load_report(out)
     assert code != 0 and report["verdict"]["verdict"] == "error", report["verdict"]["verdict"]
     assert "the agent's own clock did not speed up" in json.dumps(report["verdict"])
+
+
+def test_a_library_that_hangs_timed_waits_is_said_beside_the_verdict(monkeypatch):
+    """Debian's libfaketime hangs `threading.Event().wait(timeout)` under a speed-up: an agent waiting so
+    would end agent_timeout by the dilation's doing. The run's warnings say so; a library whose timed
+    waits return says nothing."""
+    monkeypatch.setattr(dilation, "library_for", lambda scale: "/lib/libfaketime.so.1")
+    monkeypatch.setattr(dilation, "_timed_waits", {})
+    scripts = []
+
+    def hangs(library, scale, env=None, script=dilation.PROBE):
+        scripts.append(script)
+        return None
+    monkeypatch.setattr(dilation, "probe", hangs)
+    caveat = dilation.timed_wait_caveat(10)
+    assert "hangs timed waits" in caveat and "time_scale 1" in caveat
+    assert scripts == [dilation.TIMED_WAIT_PROBE] and "Event().wait(" in scripts[0]
+    dilation.timed_wait_caveat(10)
+    assert len(scripts) == 1  # probed once per library and scale
+    monkeypatch.setattr(dilation, "_timed_waits", {})
+    monkeypatch.setattr(dilation, "probe", lambda library, scale, env=None, script=dilation.PROBE: 10.0)
+    assert dilation.timed_wait_caveat(10) is None

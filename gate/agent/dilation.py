@@ -34,6 +34,11 @@ SYSTEM_GLOBS = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfa
                 "/usr/local/lib/faketime/libfaketime.so.1", "/usr/lib64/faketime/libfaketime.so.1")
 PROBE = "import sys, time; print('ready', flush=True); time.sleep(2.0); print('done', flush=True)"
 PROBE_AGENT_SECONDS = 2.0
+# A timed wait on a condition (threading.Event/Condition/Queue/Future timeouts): some libfaketime builds hang
+# in it under a speed-up (Debian's 0.9.10 does), which would hang an agent that waits so and blame it
+TIMED_WAIT_PROBE = ("import threading; print('ready', flush=True); threading.Event().wait(2.0); "
+                    "print('done', flush=True)")
+_timed_waits: dict[tuple[str, float], bool] = {}  # (library, scale) -> its timed waits return
 _verified: dict[tuple[str, float], str] = {}  # (library, scale) that passed the probe, per gate process
 
 
@@ -61,14 +66,14 @@ def dilated(env: dict[str, str], library: str, scale: float) -> dict[str, str]:
     return env
 
 
-def probe(library: str, scale: float, env: dict[str, str] | None = None) -> float | None:
+def probe(library: str, scale: float, env: dict[str, str] | None = None, script: str = PROBE) -> float | None:
     """The measured rate of a probe process's clock under `library`, or None if it failed or hung.
 
     The gate times the probe's sleep from outside, between two lines it prints, so the
     interpreter's start-up (CPU work, not faster under dilation) does not count."""
     budget = max(2.0, 3 * PROBE_AGENT_SECONDS / scale + 1.0)
     try:
-        proc = subprocess.Popen([sys.executable, "-S", "-c", PROBE], env=dilated(env or dict(os.environ), library, scale),
+        proc = subprocess.Popen([sys.executable, "-S", "-c", script], env=dilated(env or dict(os.environ), library, scale),
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     except OSError:
         return None
@@ -150,3 +155,17 @@ def verify(config) -> str:
                           "package (apt-get install libfaketime) or point CHAOS_GATE_LIBFAKETIME at the library")
     raise ConfigError(f"agent.time_scale {scale:g}: no libfaketime dilated a probe process to at least "
                       f"{scale * 0.5:g}x; tried {', '.join(tried)}")
+
+
+def timed_wait_caveat(scale: float) -> str | None:
+    """A warning for the report when the verified library hangs timed waits at `scale` (probed once)."""
+    library = library_for(scale)
+    if library is None:
+        return None
+    if (library, scale) not in _timed_waits:
+        _timed_waits[(library, scale)] = probe(library, scale, script=TIMED_WAIT_PROBE) is not None
+    if _timed_waits[(library, scale)]:
+        return None
+    return (f"agent.time_scale {scale:g}: {library} hangs timed waits (threading Event/Condition/Queue and "
+            "Future.result with a timeout) under a speed-up, so an agent that waits so never wakes: a cell that "
+            "ended agent_timeout may be the dilation's, not the agent's — confirm it at time_scale 1")

@@ -89,6 +89,12 @@ def run_gate(loaded: LoadedConfig, *, output_dir: Path | None = None, **options)
     with accounted_run() as account, frozen_heap(), running_services(loaded, out_dir / "logs") as resolved:
         report = _run_gate(resolved, output_dir=output_dir, **options)
     account.stamp(report)
+    if loaded.config.agent.time_scale > 1:
+        from gate.agent.dilation import timed_wait_caveat
+
+        caveat = timed_wait_caveat(loaded.config.agent.time_scale)
+        if caveat:  # the gate's own part may have hung an agent: said beside the verdict, never blamed silently
+            report.verdict.warnings.append(caveat)
     return report
 
 
