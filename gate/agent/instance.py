@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import time
-import uuid
 from pathlib import Path
 
 from gate.agent import dilation, netns, separation
@@ -42,6 +42,7 @@ class AgentInstance:
         self.startup_seconds = 0.0
         self.restarts = 0
         self._session: tuple[tuple, str] | None = None  # ((cell_id, run), id): made by a reset, taken by its invoke
+        self._sessions = 0  # session ids made so far: each one fresh
 
     @property
     def base_url(self) -> str:
@@ -56,14 +57,21 @@ class AgentInstance:
         """ctx with `{{session}}`: an id fresh for every run of a cell, so an API that keeps a conversation
         per session id (Google ADK's api_server) starts each run afresh, a re-run of the same cell and
         run included (a shrink, a recovery). The reset makes it; the invoke that follows takes the same."""
-        self._session = ((ctx.get("cell_id"), ctx.get("run")), uuid.uuid4().hex)
+        self._session = ((ctx.get("cell_id"), ctx.get("run")), self._fresh_session(ctx))
         return {**ctx, "session": self._session[1]}
+
+    def _fresh_session(self, ctx: dict) -> str:
+        """A session id no earlier run of this instance used: seeded by the cell, the run, the instance and
+        how many it made before (all randomness flows from seeds: a rerun of the gate names the same ids)."""
+        self._sessions += 1
+        rng = random.Random(f"{ctx.get('cell_id')}:{ctx.get('run')}:{self.index}:{self._sessions}:session")
+        return f"{rng.getrandbits(128):032x}"
 
     def _taken_session(self, ctx: dict) -> dict:
         made, self._session = self._session, None
         if made is not None and made[0] == (ctx.get("cell_id"), ctx.get("run")):
             return {**ctx, "session": made[1]}
-        return {**ctx, "session": uuid.uuid4().hex}  # no reset before it (the reference answer): its own
+        return {**ctx, "session": self._fresh_session(ctx)}  # no reset before it (the reference answer): its own
 
     def _project(self) -> list[Path]:
         """Where the agent's own virtualenv and node_modules are: the directory it runs in, then the config's."""
