@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 
+from gate.scaffold_tools import found_tools, tools_note
 from gate.errors import ConfigError
 
 PROVIDERS = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY"), "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
@@ -73,6 +74,7 @@ class Answers:
     framework: str = "none"
     services: list[tuple[str, str]] = field(default_factory=list)  # (name, command)
     adk: AdkApp | None = None  # a Google ADK app: served by `adk api_server`, not by `command`
+    found: list = field(default_factory=list)  # the tools init found in the code (gate/scaffold_tools.py)
 
 
 def parse_service(text: str) -> tuple[str, str]:
@@ -310,7 +312,7 @@ seed: 1
   # The gate points {base_env} at its proxy. `upstream: sim` is its scripted model: no key,
   # no network. Put the real base URL here (and your key in the agent's env) to attack real calls.
 {AZURE_NOTE if a.provider == "azure" else ""}  - {{name: {a.provider}, provider: {a.provider}, upstream: sim}}
-{_tools_block(a)}sim:
+{_tools_block(a)}{tools_note(a.found)}sim:
   default: "Thanks for your message. I can help with that."   # what the scripted model answers
   # rules:                           # script the model per input: tool calls, then an answer
   #   - when: 'order (\\d+)'          # regex on the latest user message; {{{{1}}}} is its group
@@ -397,10 +399,13 @@ def run_init(args, out=None, ask: Callable[[str], str] | None = None, interactiv
         elif not args.agent_url:
             answers.command = with_interpreter(args.agent_command or "python3 agent.py", python)
     directory = Path(args.dir)
+    answers.found = found_tools(directory, _python_sources(directory))
     if answers.framework == "google-adk" and answers.command == with_interpreter("python3 agent.py", python):
         answers.adk = adk_app(directory)  # no command of the user's: ADK's own server serves the app
     for path in write_files(directory, answers, args.force):
         out.write(f"wrote {path}\n")
+    for tool in answers.found:  # the guesses, where the user reads them first (the config lists them too)
+        out.write(f"found tool {tool.name} ({tool.path}:{tool.line}): {'read' if tool.reads else 'write'}\n")
     config = directory / "chaos-gate.yaml"
     out.write(f"next: chaos-gate validate -c {config} && chaos-gate run -c {config}\n")
     return 0

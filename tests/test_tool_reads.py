@@ -70,3 +70,62 @@ def test_a_request_to_change_may_still_write_after_it_looks():
 def test_an_identifier_is_never_filled_with_a_filler_word():
     args = walk.arguments(CART, "hm, what's in my cart?", seed="1")  # no instructions to take it from
     assert args["customer_id"] not in ("hm", "what", "cart")
+
+
+ADK_TOOLS = '''
+from google.adk.agents import Agent
+
+def access_cart_information(customer_id: str) -> dict:
+    """Args: customer_id. Returns: a dictionary representing the cart contents."""
+    return {}
+
+def modify_cart(customer_id: str, items_to_add: list) -> dict:
+    """Modifies the user's cart by adding and/or removing items."""
+    return {}
+
+def helper():  # no tool: in no tools list, under no decorator
+    return 1
+
+root_agent = Agent(name="cs", model="gemini-2.0-flash", tools=[access_cart_information, modify_cart])
+'''
+SDK_TOOLS = '''
+from agents import function_tool
+
+@function_tool
+def lookup_order(order_id: str) -> str:
+    return "ok"
+
+@function_tool(name_override="refund")
+async def refund_order(order_id: str) -> str:
+    """Refund an order."""
+    return "ok"
+'''
+
+
+def test_init_lists_the_tools_it_finds_with_the_guess_beside_each(tmp_path):
+    from argparse import Namespace
+
+    from gate.plan import load_config
+    from gate.scaffold import run_init
+
+    (tmp_path / "customer_service").mkdir()
+    (tmp_path / "customer_service" / "agent.py").write_text(ADK_TOOLS)
+    (tmp_path / "desk.py").write_text(SDK_TOOLS)
+    printed = []
+
+    class Out:
+        def write(self, text):
+            printed.append(text)
+
+    args = Namespace(dir=str(tmp_path), agent_url="http://127.0.0.1:9", agent_command=None, script=None,
+                     framework=None, provider="openai", service=None, input=None, force=False)
+    assert run_init(args, out=Out(), interactive=False) == 0
+    said = "".join(printed)
+    assert "found tool access_cart_information (customer_service/agent.py:4): read" in said
+    assert "found tool modify_cart (customer_service/agent.py:8): write" in said
+    assert "found tool lookup_order (desk.py:5): read" in said and "found tool refund_order (desk.py:9): write" in said
+    assert "helper" not in said
+    config = (tmp_path / "chaos-gate.yaml").read_text()
+    assert 'function: "desk:lookup_order", writes: true' in config  # how to correct the first one listed
+    assert "modify_cart" in config and "write" in config
+    load_config(tmp_path / "chaos-gate.yaml")  # the listing is comments: the config still validates
