@@ -159,3 +159,32 @@ def test_a_write_repeated_after_the_answer_is_the_double_write_of_the_cell_that_
         breach = next(i for i in cell["invariants"] if i["id"] == "books-once")
         assert "executed again after the agent had answered" in breach["message"]
     assert cells[3]["status"] == "pass"
+
+
+def _model_call(app, run, messages):
+    from gate.proxy.routes import Route
+
+    route = Route("llm", "openai", "openai", None)
+    body = json.dumps({"model": "gpt-4o-mini", "messages": messages}).encode()
+    return app._late_conversation(run, route, route.describe("POST", "/v1/chat/completions", body))
+
+
+def test_a_tool_result_is_late_only_after_a_run_that_ended_mid_tool_loop():
+    """Rule 2 of gate/proxy/app.py: a first model call that ends with tool results is an ended cell's late
+    call only when that cell's conversation was mid tool loop; an agent that runs a tool before asking its
+    model (its runs end with answers) keeps its own first call."""
+    from gate.proxy.app import ProxyApp, RunState
+
+    user = {"role": "user", "content": "Please book a table for alice tonight."}
+    asked = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "check", "arguments": "{}"}}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "free at 19:00"}
+    app = ProxyApp({})
+    run = RunState(None)
+    run.input_text = user["content"]
+    app.inputs_verbatim = True
+    app.ended.append(("contract/alice/baseline", time.monotonic(), user["content"], False))
+    assert _model_call(app, run, [user, asked, result]) is None  # the previous run answered: this is its own
+    app.ended.append(("contract/alice/mid", time.monotonic(), user["content"], True))
+    assert _model_call(app, run, [user, asked, result]) == "contract/alice/mid"
+    assert _model_call(app, run, [user]) is None  # a fresh conversation is the running cell's

@@ -126,7 +126,8 @@ class ProxyApp:
         self.inputs_verbatim = False  # some model call carried its run's input as given (late calls: see above)
         self.last_answer: tuple[str | None, float] = (None, 0.0)  # (the ended cell it was late for, when) of the
         # last model answer: a write right after an ended cell's late answer is that cell's
-        self.ended: deque[tuple[str, float, str]] = deque(maxlen=ENDED_KEPT)  # (cell, end, input) of the last runs
+        # (cell, end, input, whether its conversation was mid tool loop when it ended) of the last runs
+        self.ended: deque[tuple[str, float, str, bool]] = deque(maxlen=ENDED_KEPT)
         # what each of those runs wrote (intended write -> executions), its late writes added as they come:
         # a late write that repeats one is that cell's double write (gate/verdict/late.py)
         self.written: dict[str, Counter] = {}
@@ -260,26 +261,31 @@ class ProxyApp:
         if route.kind != "llm" or not self.ended or not run.input_text or not isinstance(info.doc, dict):
             return None
         now = time.monotonic()
-        recent = [(cell, said) for cell, end, said in reversed(self.ended) if now - end <= LATE_CONVERSATION_WINDOW]
+        recent = [(cell, said, mid) for cell, end, said, mid in reversed(self.ended)
+                  if now - end <= LATE_CONVERSATION_WINDOW]
         if not recent:
             return None
         text = "\n".join(_strings(info.doc))
         if run.input_text in text:
             self.inputs_verbatim = True  # this agent sends its input as given: a call naming another's is that one's
         elif self.inputs_verbatim:
-            return next((cell for cell, said in recent if len(said) >= MIN_NAMING and said in text), None)
+            return next((cell for cell, said, _ in recent if len(said) >= MIN_NAMING and said in text), None)
         else:
             return None
-        if not run.model_answered and _ends_with_tool_results(info):
-            return recent[0][0]  # a tool result no tool call of this run's model asked for
+        # a tool result no tool call of this run's model asked for, while the last run ended mid tool loop (an
+        # agent that runs a tool before asking its model ends its runs with an answer: never taken for late)
+        if not run.model_answered and recent[0][2] and _ends_with_tool_results(info):
+            return recent[0][0]
         return None
 
     def end_run(self, cell: str, state: RunState) -> None:
         """A run ended: what it asked and wrote, for the late calls of its conversation."""
         self.previous = (cell, time.monotonic())
-        self.ended.append((cell, time.monotonic(), state.input_text))
+        calls = [e for e in state.trace if e.kind == "llm"]
+        mid_loop = bool(calls) and (calls[-1].status is None or calls[-1].extra.get("answer_tool_calls") is True)
+        self.ended.append((cell, time.monotonic(), state.input_text, mid_loop))
         self.written[cell] = write_meanings(state.trace)
-        for gone in set(self.written) - {c for c, _, _ in self.ended}:
+        for gone in set(self.written) - {c for c, _, _, _ in self.ended}:
             del self.written[gone]
 
     def _repeats(self, owner: str, entry) -> str | None:
