@@ -1,12 +1,15 @@
 """`{{name}}` templates in URLs, headers and JSON bodies, and a small JSON path picker.
 
 The input is inserted into the *parsed* body structure and serialised afterwards,
-so quotes, newlines and Unicode in a mutated input can never break the JSON.
+so quotes, newlines and Unicode in a mutated input can never break the JSON. A value that is
+itself structured (a conversation's `{{history}}`, a list of messages) goes in as that structure
+when its placeholder is the whole string, and as its JSON text inside a longer one.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import Any
 
@@ -18,8 +21,10 @@ def render(value: Any, ctx: dict[str, str]) -> Any:
         if "{{" not in value:  # most strings of a request (header values, keys) hold no placeholder
             return value
         pieces, tail = _pieces(value)
+        if len(pieces) == 1 and not pieces[0][0] and not tail:
+            return _whole(ctx.get(pieces[0][1], pieces[0][2]))
         # a name the context lacks stays as written
-        return "".join([text + str(ctx.get(name, raw)) for text, name, raw in pieces]) + tail
+        return "".join([text + _text(ctx.get(name, raw)) for text, name, raw in pieces]) + tail
     if isinstance(value, dict):
         return {render(k, ctx): render(v, ctx) for k, v in value.items()}
     if isinstance(value, list):
@@ -35,7 +40,10 @@ def filler(value: Any):
         if "{{" not in value:
             return None
         pieces, tail = _pieces(value)
-        return lambda ctx: "".join([text + str(ctx.get(name, raw)) for text, name, raw in pieces]) + tail
+        if len(pieces) == 1 and not pieces[0][0] and not tail:
+            _, name, raw = pieces[0]
+            return lambda ctx: _whole(ctx.get(name, raw))
+        return lambda ctx: "".join([text + _text(ctx.get(name, raw)) for text, name, raw in pieces]) + tail
     if isinstance(value, dict):
         parts = [(k, filler(k), v, filler(v)) for k, v in value.items()]
         if all(fk is None and fv is None for _, fk, _, fv in parts):
@@ -47,6 +55,17 @@ def filler(value: Any):
             return None
         return lambda ctx: [v if f is None else f(ctx) for v, f in items]
     return None
+
+
+def _whole(value: Any) -> Any:
+    """A placeholder that is the whole string: a list or mapping goes in as itself (a JSON body carries
+    `{{history}}` as the array it is, never as a string holding JSON); anything else as text."""
+    return value if isinstance(value, (list, dict)) else str(value)
+
+
+def _text(value: Any) -> str:
+    """A placeholder inside a longer string: a list or mapping as its JSON text (never Python's repr)."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else str(value)
 
 
 def filling(value: Any):

@@ -14,7 +14,7 @@ import random
 import time
 from pathlib import Path
 
-from gate.agent import dilation, netns, separation
+from gate.agent import conversation, dilation, netns, separation
 from gate.agent.environment import agent_environment
 from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, log_size, read_from, send
 from gate.report.log_tail import with_log_tail
@@ -175,8 +175,30 @@ class AgentInstance:
             raise HarnessError(f"agent reset answered {status}: {body[:200]!r}")
 
     async def invoke(self, text: str, ctx: dict) -> RawOutcome:
-        deadline = self.spec.timeout
+        """One message in the run's session: a conversation of one turn, so `{{turn}}` is 1 there too."""
+        return await self._call(text, {**self._taken_session(ctx), "turn": "1", "history": []})
+
+    async def converse(self, turns: tuple[str, ...], history: str, ctx: dict) -> RawOutcome:
+        """Every turn of a conversation input in order, in the run's one session; the deadline is per turn.
+        A failed turn ends the run (gate/agent/conversation.py says which outcome it ends with); the log
+        is the whole conversation's slice, every turn's answer in `turns`."""
         ctx = self._taken_session(ctx)
+        mark = log_size(self.log_path) if self.process is not None else 0
+        transcript: list[dict] = []
+        latency = 0.0
+        for n, text in enumerate(turns, 1):
+            outcome = await self._call(text, conversation.turn_ctx(ctx, n, history, transcript))
+            conversation.record(transcript, n, text, outcome)
+            latency += outcome.latency_ms
+            if outcome.reason != "ok":
+                break
+        if self.process is not None:
+            outcome.log = read_from(self.log_path, mark)
+        return conversation.ended(outcome, transcript, len(turns), latency)
+
+    async def _call(self, text: str, ctx: dict) -> RawOutcome:
+        """One request to the agent, `ctx` holding its session and turn."""
+        deadline = self.spec.timeout
         if self.spec.invoke.command is not None:
             cmd = self.spec.invoke.command
             if self.spec.network != "host":

@@ -48,6 +48,7 @@ class RawOutcome:
     latency_ms: float = 0.0
     detail: str = ""
     log: str = ""  # what the agent's log gained during this call (its end): shown when the cell fails
+    turns: list | None = None  # a conversation's transcript, one dict per turn sent (gate/agent/conversation.py)
 
 
 def _as_text(value) -> str:

@@ -244,11 +244,48 @@ class AgentConfig(StrictModel):
         return self
 
 
+class TurnSpec(StrictModel):
+    """One turn of a conversation input written as a mapping (docs/conversations.md). Only `text` for now:
+    an input has no checks of its own to hold per turn (the contract's invariants judge the last answer)."""
+
+    text: str = Field(description="What the user says at this turn: `{{input}}` of this turn's request.")
+
+
 class InputSpec(StrictModel):
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    text: str
+    text: str | None = Field(
+        default=None, description="The user's message: one turn in a fresh session. Set this or `turns`.")
+    turns: list[str | TurnSpec] | None = Field(
+        default=None,
+        description="A conversation instead of one message (docs/conversations.md): each a text or {text}, sent "
+                    "in order in one session ({{session}}, {{turn}}); the last turn's answer is the output.")
+    history: Literal["messages", "none"] = Field(
+        default="none",
+        description="With `turns`: `messages` hands the previous turns to each request as {{history}} (an "
+                    "OpenAI-style messages list) for an agent that takes the conversation from the client; "
+                    "`none` leaves the conversation to the agent's own session memory.")
     baseline: str | None = Field(default=None, description="Reference answer for similar_to_baseline.")
     tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _text_or_turns(self):
+        if self.turns is not None and not self.turns:
+            raise ValueError("'turns' is empty: give the conversation's turns, or one message as 'text'")
+        if (self.text is None) == (self.turns is None):
+            raise ValueError("set exactly one of 'text' (one message) or 'turns' (a conversation in one session)")
+        if self.history != "none" and self.turns is None:
+            raise ValueError("'history' is for a conversation: use 'turns', or drop 'history'")
+        return self
+
+    def turn_texts(self) -> tuple[str, ...] | None:
+        """The conversation's texts in order, or None for a single message."""
+        if self.turns is None:
+            return None
+        return tuple(t if isinstance(t, str) else t.text for t in self.turns)
+
+    def shown_text(self) -> str:
+        """What a cell shows as its input: the message, or a conversation's turns one per line."""
+        return self.text if self.turns is None else "\n".join(self.turn_texts())
 
 
 class PreserveSpec(StrictModel):
@@ -354,7 +391,8 @@ class Config(StrictModel):
         default_factory=list, description="Processes or containers the agent depends on, started before it.")
     agent: AgentConfig = Field(description="How the agent starts (or where it runs), how one input reaches it, "
                                            "its reset and its deadline.")
-    inputs: list[InputSpec] = Field(min_length=1, description="The agent's golden inputs: id, text, optional baseline.")
+    inputs: list[InputSpec] = Field(
+        min_length=1, description="The agent's golden inputs: id, text (or a conversation's turns), optional baseline.")
     mutation: MutationConfig = Field(default_factory=MutationConfig,
                                      description="The mutation stage: how many perturbed inputs, which kinds, what to keep.")
     contract: ContractConfig = Field(default_factory=ContractConfig,

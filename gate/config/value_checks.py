@@ -22,12 +22,14 @@ SIM_TEMPLATE_NAMES = ("tool_result", "results", "default")  # plus regex group n
 START_NAMES = ("port", "url")
 # `session`: an id fresh per run of a cell, the same in its reset and its invoke (gate/agent/instance.py)
 RESET_NAMES = START_NAMES + ("cell_id", "input_id", "run", "session")
-INVOKE_NAMES = RESET_NAMES + ("input",)
+# `turn` (1-based) and `history` (the previous turns as messages): a conversation input's (docs/conversations.md)
+INVOKE_NAMES = RESET_NAMES + ("input", "turn", "history")
 
 
 def value_problems(config: Config) -> list[Problem]:
     return [*template_problems(config), *json_path_problems(config), *on_calls_problems(config),
-            *weight_problems(config), *mutation_kind_problems(config), *fixed_url_problems(config)]
+            *weight_problems(config), *mutation_kind_problems(config), *fixed_url_problems(config),
+            *conversation_problems(config)]
 
 
 def hint(word: str, options) -> str:
@@ -109,6 +111,31 @@ def _sim_template_problems(config: Config) -> list[Problem]:
         out += _unknown_templates(rule.on_error.answer, loc + ("on_error", "answer"),
                                   SIM_TEMPLATE_NAMES + groups + ("tool", "error"), where)
     return out
+
+
+# --- conversations ------------------------------------------------------------------------
+
+def conversation_problems(config: Config) -> list[Problem]:
+    """A conversation the agent could not be given: a command agent (not yet), or client-sent history the
+    invoke request never sends (the agent would answer every turn blind, and the run pass on nothing)."""
+    out = []
+    http = config.agent.invoke.http
+    for i, inp in enumerate(config.inputs):
+        if inp.turns is None:
+            continue
+        if http is None:
+            out.append(Problem(("inputs", i, "turns"), "not yet: a conversation ('turns') runs on an HTTP agent "
+                                                       "(agent.invoke.http) only; give a command agent one 'text'"))
+        elif inp.history == "messages" and not _uses_template([http.url, http.headers, http.body], "history"):
+            out.append(Problem(("inputs", i, "history"), "history: messages sends the previous turns as "
+                                                         "{{history}}, which agent.invoke.http never uses: put it in "
+                                                         "the body (e.g. body: {messages: \"{{history}}\"}) or drop "
+                                                         "'history'"))
+    return out
+
+
+def _uses_template(value: Any, name: str) -> bool:
+    return any(m.group(1).strip() == name for _, text in _strings(value, ()) for m in TEMPLATE.finditer(text))
 
 
 # --- JSON paths, call numbers -----------------------------------------------------------

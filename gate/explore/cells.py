@@ -15,7 +15,7 @@ from gate.config.chaos import Fault
 from gate.config.models import Config
 from gate.explore.planner import SCENARIO, Point
 from gate.plan import Cell
-from gate.plan.cells import applicable_ids
+from gate.plan.cells import applicable_ids, input_fields
 from gate.plan.seeds import derive_seed
 
 
@@ -36,12 +36,16 @@ def point_key(point: Point) -> tuple[str, ...]:
 def cells_for(points: list[Point], config: Config, texts: dict[str, str], first_index: int) -> list[Cell]:
     """One cell per point, numbered after the plan's own cells."""
     adapter = _faults()
+    conversations = {i.id: input_fields(i) for i in config.inputs if i.turns is not None}
     out = []
     for n, point in enumerate(points):
         facts = {"stage": "chaos", "input": point.input_id, "mutation": None, "scenario": SCENARIO}
         text = texts[point.input_id]
-        out.append(Cell(id=point.id, index=first_index + n, stage="chaos", input_id=point.input_id, text=text,
-                        original_text=text, seed=derive_seed(config.seed, point.id), scenario=SCENARIO,
+        # a conversation's explored cell runs the whole conversation, its faults over every turn's calls
+        fields = conversations.get(point.input_id) or dict(text=text, original_text=text)
+        out.append(Cell(id=point.id, index=first_index + n, stage="chaos", input_id=point.input_id,
+                        seed=derive_seed(config.seed, point.id), scenario=SCENARIO,
                         invariants=applicable_ids(config, facts),
-                        faults=tuple(adapter.validate_python(f) for f in point.faults), reference=point.reference))
+                        faults=tuple(adapter.validate_python(f) for f in point.faults), reference=point.reference,
+                        **fields))
     return out

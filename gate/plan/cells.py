@@ -11,6 +11,9 @@ fault-free contract row), a contract or chaos scenario or profile name, `custom`
 baseline, but with a perturbed input, so a `when` aimed at the baseline never
 silently applies to them too.
 
+A conversation input (`turns:`) has contract and chaos cells like any input, each run sending every
+turn in one session; it has no mutation cells yet (docs/conversations.md).
+
 A profile runs one cell per fault (`chaos/<input>/<profile>/<fault kind>`, see
 gate/config/profiles.split); its cells share the profile's name as their scenario and
 carry the whole profile in `scenario_faults`, so coverage shows each fault on its row.
@@ -56,6 +59,10 @@ class Cell:
     reference: object = field(default=None, compare=False, hash=False, repr=False)
     # runs of this cell when not the config's `runs` (an explored input's baseline, sampled for its variance)
     runs: int | None = field(default=None, compare=False, hash=False, repr=False)
+    # a conversation input's turns, sent in order in one session (`text` shows them one per line), and
+    # whether each turn is handed the previous ones (`history: messages`): gate/agent/conversation.py
+    turns: tuple[str, ...] | None = field(default=None, compare=False, hash=False, repr=False)
+    history: str = field(default="none", compare=False, hash=False, repr=False)
 
     def __hash__(self) -> int:
         # Ids are unique within a plan and equal cells have equal ids; hashing the id alone keeps
@@ -125,8 +132,8 @@ def _scenario_cells(config: Config, stage: str, scenarios: list[tuple[str, tuple
         parts = _per_fault(name, faults) if name in profiles else [dict(scenario=name, faults=faults, suffix="")]
         for part in parts:
             suffix = part.pop("suffix")
-            out.extend(dict(stage=stage, input_id=inp.id, text=inp.text, original_text=inp.text,
-                            id=f"{stage}/{inp.id}/{name}{suffix}", **part) for inp in config.inputs)
+            out.extend(dict(stage=stage, input_id=inp.id, id=f"{stage}/{inp.id}/{name}{suffix}",
+                            **input_fields(inp), **part) for inp in config.inputs)
     return out
 
 
@@ -151,6 +158,14 @@ def _chaos_cells(config: Config, resolve) -> list[dict]:
     return _scenario_cells(config, "chaos", scenarios, split)
 
 
+def input_fields(inp) -> dict:
+    """A cell's fields from its input: the text it shows, and a conversation's turns."""
+    text = inp.shown_text()
+    if inp.turns is None:
+        return dict(text=text, original_text=text)
+    return dict(text=text, original_text=text, turns=inp.turn_texts(), history=inp.history)
+
+
 def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
     spec = config.mutation
     if not spec.enabled or spec.count == 0:
@@ -158,6 +173,8 @@ def _mutation_cells(config: Config, extra_mutators: dict | None) -> list[dict]:
     preserve = Preserve(spec.preserve.numbers, spec.preserve.quoted, tuple(spec.preserve.terms))
     cells = []
     for inp in config.inputs:
+        if inp.turns is not None:  # not yet: which turn a mutation perturbs is for later (docs/conversations.md)
+            continue
         for m in mutate(inp.id, inp.text, seed=config.seed, count=spec.count,
                         weights=spec.weights(), preserve=preserve, extra=extra_mutators):
             cells.append(dict(stage="mutation", input_id=inp.id, text=m.text, original_text=inp.text,

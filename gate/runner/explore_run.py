@@ -141,7 +141,7 @@ class Exploration:
             self.discover.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.discover, lambda path: path.write_text(text, encoding="utf-8"))
             return rest
-        texts = {i.id: i.text for i in config.inputs}
+        texts = {i.id: i.shown_text() for i in config.inputs}
         added = cells_for(self.plan.points, config, texts, first_index=len(self.whole))
         self.points = {p.id: p for p in self.plan.points}
         self.whole.extend(added)

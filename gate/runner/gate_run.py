@@ -43,8 +43,9 @@ from gate.runner.explore_run import Exploration, dropped_result, explore_summary
 def _needs_reference(loaded: LoadedConfig, cells: list[Cell], invariants) -> dict[str, str]:
     similar = {i.id for i in invariants.values() if isinstance(i, SimilarToBaseline)}
     inputs = {i.id: i for i in loaded.config.inputs}
+    # not yet for a conversation: its reference run would be the whole conversation (docs/conversations.md)
     return {c.input_id: inputs[c.input_id].text for c in cells
-            if similar & set(c.invariants) and inputs[c.input_id].baseline is None}
+            if similar & set(c.invariants) and inputs[c.input_id].baseline is None and inputs[c.input_id].turns is None}
 
 
 def plan_for(loaded: LoadedConfig, only: list[str] | None = None, stage_builders: dict | None = None,

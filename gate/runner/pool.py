@@ -128,10 +128,14 @@ class Worker:
             for hook in self.hooks:
                 await hook.begin(cell, item.run)
                 begun.append(hook)
-            raw = await instance.invoke(cell.text, ctx)
+            turns = getattr(cell, "turns", None)  # a conversation input: every turn, in one session
+            raw = await (instance.invoke(cell.text, ctx) if turns is None else
+                         instance.converse(turns, cell.history, ctx))
             obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
                               latency_ms=raw.latency_ms, baseline=baseline, reference=cell.reference,
                               detail=raw.detail)
+            if raw.turns is not None:  # the transcript, for a report to show
+                obs.state["turns"] = raw.turns
             for hook in begun:
                 await hook.end(cell, item.run, obs)
             begun.clear()

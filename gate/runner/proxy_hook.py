@@ -117,7 +117,7 @@ class ProxyHook:
         state = self.app.current = RunState(schedule, replay=book, record=record, scale=self.config.agent.time_scale,
                                             agent_pid=self.agent_pid)
         self.app.last_cell = cell.id
-        state.input_text = getattr(cell, "text", "") or ""  # a late model call of an ended cell names that cell's (gate/proxy/app.py)
+        state.input_text = _said_first(cell)  # a late model call of an ended cell names that cell's (gate/proxy/app.py)
         if self.sim is not None:  # a mutated input is read as its original would be (gate/sim/script.py)
             mutated = getattr(cell, "mutation", None) is not None and cell.text != cell.original_text
             self.sim.originals = {cell.text: cell.original_text} if mutated else {}
@@ -204,3 +204,10 @@ def _restarts_of(url: str):
         if base and url.startswith(base):
             return lambda: service.restarts
     return lambda: 0
+
+
+def _said_first(cell) -> str:
+    """The text every model call of the run carries: the input, or a conversation's first turn (its later
+    calls carry it as history; the turns joined, as `cell.text` shows them, are in none of them)."""
+    turns = getattr(cell, "turns", None)
+    return turns[0] if turns else (getattr(cell, "text", "") or "")
