@@ -91,8 +91,8 @@ class ProxyHarness:
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
         self._call(self.hook.start())
         # a test drives the proxy itself, writing before any model answer: its writes are its own runs'
-        # (the late-write rule of gate/proxy/app.py is for agents, learned from their first run)
-        self.hook.app.writes_first = True
+        # (the late-write rule of gate/proxy/late_calls.py is for agents, learned from their first run)
+        self.hook.app.late.writes_first = True
         self.env = self.hook.env()
         self.base = self.hook.server.url
 

@@ -6,7 +6,7 @@ next cell has begun on the same worker. The write must
 not land in the next cell's trace (where side_effect_once and tool budgets would judge it
 against a cell that never made it): it is kept as a stray of the cell that made it, marked as
 a late write, with a warning that names that cell. (By design, a read arriving the same way, and
-a write once the next cell's model has answered, stay in the run they arrive in: gate/proxy/app.py.)
+a write once the next cell's model has answered, stay in the run they arrive in: gate/proxy/late_calls.py.)
 """
 
 from __future__ import annotations
@@ -166,11 +166,11 @@ def _model_call(app, run, messages):
 
     route = Route("llm", "openai", "openai", None)
     body = json.dumps({"model": "gpt-4o-mini", "messages": messages}).encode()
-    return app._late_conversation(run, route, route.describe("POST", "/v1/chat/completions", body))
+    return app.late.owner(run, route, route.describe("POST", "/v1/chat/completions", body), lambda: False, True)
 
 
 def test_a_tool_result_is_late_only_after_a_run_that_ended_mid_tool_loop():
-    """Rule 2 of gate/proxy/app.py: a first model call that ends with tool results is an ended cell's late
+    """Rule 2 of gate/proxy/late_calls.py: a first model call that ends with tool results is an ended cell's late
     call only when that cell's conversation was mid tool loop; an agent that runs a tool before asking its
     model (its runs end with answers) keeps its own first call."""
     from gate.proxy.app import ProxyApp, RunState
@@ -182,9 +182,9 @@ def test_a_tool_result_is_late_only_after_a_run_that_ended_mid_tool_loop():
     app = ProxyApp({})
     run = RunState(None)
     run.input_text = user["content"]
-    app.inputs_verbatim = True
-    app.ended.append(("contract/alice/baseline", time.monotonic(), user["content"], False))
+    app.late.inputs_verbatim = True
+    app.late.ended.append(("contract/alice/baseline", time.monotonic(), user["content"], False))
     assert _model_call(app, run, [user, asked, result]) is None  # the previous run answered: this is its own
-    app.ended.append(("contract/alice/mid", time.monotonic(), user["content"], True))
+    app.late.ended.append(("contract/alice/mid", time.monotonic(), user["content"], True))
     assert _model_call(app, run, [user, asked, result]) == "contract/alice/mid"
     assert _model_call(app, run, [user]) is None  # a fresh conversation is the running cell's

@@ -5,37 +5,23 @@ arrive outside any run pass through unfaulted and are kept as `stray` (with the 
 cell that ran): warm-up calls are legitimate, but an agent that outlived its cell must
 never have its calls charged to the next one.
 
-A write the agent sends after it answered (a background task's confirmation, a fire-and-
-forget audit call) usually arrives once the next cell has begun. It is told apart by cause:
-a tool write in a run whose model has not answered yet cannot have been decided by this
-run's model, so within LATE_WINDOW of the previous run's end it is the previous cell's, kept
-as its stray (`late`), unfaulted and out of this cell's trace. Reads are left to the run they
-arrive in (nothing judges a read twice), and so is everything of an agent whose model the
-gate does not see, or that has been seen writing before its model answered where no late
-write can be (its first run, or long after the previous one): such an agent's early writes
-are its own, so the rule is off for its worker from then on.
-
-A model call can be late too: an agent that answered (or was cut off) while its conversation ran on
-in the background asks its model again once the next cell has begun, then acts on the answer. Such a
-call is the earlier cell's when its conversation says so (`_late_conversation`): it names that cell's
-input and not this run's, or, this run's model having answered nothing yet, it ends with tool results
-— the answer to a tool call this run's model never made. It is kept as that cell's late stray, and
-the writes its answer leads to are then late writes of that cell by the rule above.
+A call that arrives during one cell but belongs to an earlier one (a background write after the
+answer, a conversation that ran on past it) is kept as that cell's stray, `late`, unfaulted and out of
+the running cell's trace: gate/proxy/late_calls.py tells them apart by cause.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter, deque
 
 from gate.transport.clock import AgentClock
-from gate.contracts.universal import write_meanings
 from gate.contracts.writes import call_writes, described_read, http_writes
 from gate.faults import Schedule
-from gate.faults.shapes import dialect_of, error_for
+from gate.faults.shapes import error_for
 from gate.dialects import handoffs, offered
 from gate.proxy.exchange import Aborted, Exchange, plain_json
+from gate.proxy.late_calls import LateCalls
 from gate.proxy.mcp_tools import McpTools
 from gate.proxy.routes import Route, split_path
 from gate.proxy.trace import TraceEntry
@@ -43,12 +29,6 @@ from gate.proxy.upstream import UpstreamUnavailable
 
 
 MAX_OFFERED = 1000  # tool names kept for coverage's "the agent offered" (gate/verdict/reach.py)
-LATE_WINDOW = 1.0  # real seconds after a run's end in which a write decided by no model of the next is
-# the previous cell's
-# real seconds after a run's end in which a model call carrying its conversation is still its (retries, backoff)
-LATE_CONVERSATION_WINDOW = 120.0
-MIN_NAMING = 12  # characters of an input that name its conversation (a shorter one is found by chance)
-ENDED_KEPT = 8  # ended runs whose conversations a late model call is matched against
 
 
 class RunState:
@@ -122,16 +102,7 @@ class ProxyApp:
         self.handoffs: dict[str, str] = {}  # handoff tool name -> the agent it hands to ("" until taken) (reach)
         self.calls_by_target: dict[str, int] = {}  # what the proxy reached, for the report's reach line
         self.declared_writes: dict[str, bool] = {}  # `tools[].writes` by tool name (set by the runner's hook)
-        self.previous: tuple[str, float] | None = None  # (cell, monotonic end) of the run before this one
-        self.inputs_verbatim = False  # some model call carried its run's input as given (late calls: see above)
-        self.last_answer: tuple[str | None, float] = (None, 0.0)  # (the ended cell it was late for, when) of the
-        # last model answer: a write right after an ended cell's late answer is that cell's
-        # (cell, end, input, whether its conversation was mid tool loop when it ended) of the last runs
-        self.ended: deque[tuple[str, float, str, bool]] = deque(maxlen=ENDED_KEPT)
-        # what each of those runs wrote (intended write -> executions), its late writes added as they come:
-        # a late write that repeats one is that cell's double write (gate/verdict/late.py)
-        self.written: dict[str, Counter] = {}
-        self.writes_first = False  # seen writing before its model answered where no late write can be: rule off
+        self.late = LateCalls()  # whose a call is, when it arrives after its cell (gate/proxy/late_calls.py)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -159,7 +130,8 @@ class ProxyApp:
     async def _handle(self, route, info, headers, body, send, receive=None):
         run = self.current
         owner = self.last_cell  # the cell a call outside any run is charged to
-        earlier = self._late_write(run, route, info) or self._late_conversation(run, route, info) if run else None
+        earlier = self.late.owner(run, route, info, lambda: self._writes(route, info),
+                                  any(k.startswith("llm:") for k in self.calls_by_target)) if run else None
         if earlier is not None:
             run, owner = None, earlier
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
@@ -227,10 +199,10 @@ class ProxyApp:
             if decision is not None:
                 _judge(run.schedule, decision.index, ex)
             if route.kind == "llm" and entry.status is not None:  # whose conversation the last answer was
-                self.last_answer = (owner if run is None and owner != self.last_cell else None, time.monotonic())
+                self.late.answered(owner if run is None and owner != self.last_cell else None)
             if run is None:
                 late = owner != self.last_cell
-                repeats = self._repeats(owner, entry) if late and route.kind == "tool" else None
+                repeats = self.late.repeats(owner, entry) if late and route.kind == "tool" else None
                 self.stray.append((owner, entry.target, entry.method, entry.path, entry.status, late, repeats))
             else:
                 run.active.discard(task)
@@ -240,63 +212,6 @@ class ProxyApp:
     def _declared(self, route, info) -> bool | None:
         """`tools[].writes` for this call: its upstream's, or (a function tool) its own name's."""
         return self.declared_writes.get(route.name, self.declared_writes.get(info.tool or ""))
-
-    def _late_write(self, run: RunState, route, info) -> str | None:
-        """The ended cell a tool write is of: the one whose late model call answered last, just now; else the
-        previous cell, when the write arrives before this run's model has said anything."""
-        if route.kind != "tool" or not self._writes(route, info):
-            return None
-        cell, answered = self.last_answer
-        if cell is not None and time.monotonic() - answered <= LATE_WINDOW:
-            return cell  # acting on the answer to an ended cell's conversation
-        if run.model_answered or self.writes_first:
-            return None
-        if self.previous is None or time.monotonic() - self.previous[1] > LATE_WINDOW:
-            self.writes_first = True  # it writes before asking its model, so such a write is no evidence
-            return None
-        return self.previous[0] if any(k.startswith("llm:") for k in self.calls_by_target) else None
-
-    def _late_conversation(self, run: RunState, route, info) -> str | None:
-        """The ended cell whose conversation this model call carries, or None (it is this run's)."""
-        if route.kind != "llm" or not self.ended or not run.input_text or not isinstance(info.doc, dict):
-            return None
-        now = time.monotonic()
-        recent = [(cell, said, mid) for cell, end, said, mid in reversed(self.ended)
-                  if now - end <= LATE_CONVERSATION_WINDOW]
-        if not recent:
-            return None
-        text = "\n".join(_strings(info.doc))
-        if run.input_text in text:
-            self.inputs_verbatim = True  # this agent sends its input as given: a call naming another's is that one's
-        elif self.inputs_verbatim:
-            return next((cell for cell, said, _ in recent if len(said) >= MIN_NAMING and said in text), None)
-        else:
-            return None
-        # a tool result no tool call of this run's model asked for, while the last run ended mid tool loop (an
-        # agent that runs a tool before asking its model ends its runs with an answer: never taken for late)
-        if not run.model_answered and recent[0][2] and _ends_with_tool_results(info):
-            return recent[0][0]
-        return None
-
-    def end_run(self, cell: str, state: RunState) -> None:
-        """A run ended: what it asked and wrote, for the late calls of its conversation."""
-        self.previous = (cell, time.monotonic())
-        calls = [e for e in state.trace if e.kind == "llm"]
-        mid_loop = bool(calls) and (calls[-1].status is None or calls[-1].extra.get("answer_tool_calls") is True)
-        self.ended.append((cell, time.monotonic(), state.input_text, mid_loop))
-        self.written[cell] = write_meanings(state.trace)
-        for gone in set(self.written) - {c for c, _, _, _ in self.ended}:
-            del self.written[gone]
-
-    def _repeats(self, owner: str, entry) -> str | None:
-        """The intended write a late write of `owner`'s executes again, if it does."""
-        done = self.written.setdefault(owner, Counter())
-        repeated = None
-        for meaning, n in write_meanings([entry]).items():
-            done[meaning] += n
-            if done[meaning] > 1 and repeated is None:
-                repeated = meaning
-        return repeated
 
     def _writes(self, route, info) -> bool:
         declared = self._declared(route, info)
@@ -401,29 +316,3 @@ async def _serve_recorded(book, info, body: bytes, ex: Exchange) -> None:
     from gate.proxy.replayed import serve_exchange
 
     await serve_exchange(recorded, info, ex, imported=book.session.source != "recorded")  # as it happened
-
-
-def _strings(doc, depth: int = 0):
-    """Every string a request's JSON holds (its messages' text, wherever the dialect keeps it)."""
-    if depth > 12:
-        return
-    if isinstance(doc, str):
-        yield doc
-    elif isinstance(doc, dict):
-        for value in doc.values():
-            yield from _strings(value, depth + 1)
-    elif isinstance(doc, list):
-        for value in doc:
-            yield from _strings(value, depth + 1)
-
-
-def _ends_with_tool_results(info) -> bool:
-    """Does the conversation this request sends end with tool results (not with a user's message)?"""
-    dialect = dialect_of(info)
-    if dialect is None:
-        return False
-    try:
-        messages = dialect.decode(info.path, info.doc).messages
-    except Exception:  # a request the dialect cannot read says nothing about whose it is
-        return False
-    return bool(messages) and bool(messages[-1].tool_results) and not messages[-1].text.strip()

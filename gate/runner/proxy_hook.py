@@ -117,7 +117,7 @@ class ProxyHook:
         state = self.app.current = RunState(schedule, replay=book, record=record, scale=self.config.agent.time_scale,
                                             agent_pid=self.agent_pid)
         self.app.last_cell = cell.id
-        state.input_text = _said_first(cell)  # a late model call of an ended cell names that cell's (gate/proxy/app.py)
+        state.input_text = _said_first(cell)  # a late model call of an ended cell names that cell's (gate/proxy/late_calls.py)
         if self.sim is not None:  # a mutated input is read as its original would be (gate/sim/script.py)
             mutated = getattr(cell, "mutation", None) is not None and cell.text != cell.original_text
             self.sim.originals = {cell.text: cell.original_text} if mutated else {}
@@ -129,7 +129,7 @@ class ProxyHook:
         self.app.current = None
         if state is None:
             return
-        self.app.end_run(self.app.last_cell, state)  # a late call of this cell's is its own (gate/proxy/app.py)
+        self.app.late.end_run(self.app.last_cell, state)  # a late call of this cell's is its own (gate/proxy/late_calls.py)
         state.over.set()
         await state.settle()
         self.last_run = state

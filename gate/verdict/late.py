@@ -3,7 +3,7 @@
 An agent whose conversation runs on after it answered (it gave up waiting, or it confirms in the
 background) may execute an intended write again once the next cell has begun. The proxy keeps such
 calls out of the running cell's trace and lists them as strays of the cell whose conversation they
-carry (gate/proxy/app.py); one that executes again a write that cell had already executed is marked
+carry (gate/proxy/late_calls.py); one that executes again a write that cell had already executed is marked
 `repeats`. Here that cell's `writes_once` (explored cells) or `side_effect_once` outcome is breached,
 naming the write — the same finding it would be had the call arrived in time.
 """
