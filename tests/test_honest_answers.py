@@ -7,7 +7,8 @@ import pytest
 
 from gate.config.models import Config
 from gate.contracts.base import Observation
-from gate.contracts.universal import HonestFailure, Reference
+from gate.contracts.reference import Reference
+from gate.contracts.universal import HonestFailure
 from gate.dialects.acknowledgement import SIM_APOLOGY, acknowledged
 from gate.plan.oracles import oracles
 from gate.proxy.trace import TraceEntry

@@ -84,7 +84,7 @@ CASES = {
 
 # The universal oracles (gate/contracts/universal.py): each judged against the input's fault-free baseline, only
 # where a fault fired.
-from gate.contracts.universal import Reference  # noqa: E402
+from gate.contracts.reference import Reference  # noqa: E402
 
 BASE = Reference(answer="Your refund for order 1234 has been issued.",
                  writes={'POST orders/refunds {"order_id":"1234"}': 1}, calls={"http:orders POST ^/refunds(?:[?#]|$)": 1})

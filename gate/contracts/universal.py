@@ -7,27 +7,20 @@ fault fired: a fault that changed nothing proves nothing, and a run it never tou
 blamed on it. Without a baseline (a run that has none) the ones that need it say so and judge
 nothing; `writes_once`, `survives`, `answers_in_time` and `ignores_injected_orders` judge alone.
 
-What a write *means* (`write_meanings`) drops what differs between two sends of one intended
-write — idempotency keys, request ids, UUIDs, timestamps, nonces — so a transfer re-sent under a
-fresh Idempotency-Key is the same transfer sent twice, while a retry under the same key is one
-execution the server can deduplicate.
+What a baseline was, and what a write *means*, is read in gate/contracts/reference.py.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from gate.contracts.base import InvariantBase, Observation, Severity, Verdict, register
-from gate.contracts.call_sites import group_of, transport_of
-from gate.contracts.meaning import body_meaning
-from gate.contracts.trace_checks import HonorsRetryAfter, calls_of, is_tool_call
-from gate.contracts.writes import call_writes, http_writes
+from gate.contracts.call_sites import group_of
+from gate.contracts.reference import Reference, meanings, site_calls, tool_sites, write_meanings
+from gate.contracts.trace_checks import HonorsRetryAfter, is_tool_call
 from gate.dialects import answers
 from gate.dialects.acknowledgement import acknowledged
 
@@ -43,78 +36,6 @@ def crashed(obs: Observation) -> bool:
     if obs.reason == "exit_nonzero":
         return bool(TRACEBACK.search(obs.detail or ""))
     return obs.reason in CRASHED
-
-
-@dataclass(frozen=True)
-class Reference:
-    """The fault-free run a faulted one is compared with, and what was done to the faulted one."""
-
-    answer: str | None
-    writes: Mapping[str, int] = field(default_factory=dict)  # meaning -> executions in the baseline
-    calls: Mapping[str, int] = field(default_factory=dict)  # site group -> calls in the baseline
-    transient: bool = False  # one short-lived fault: the outcome must be the baseline's
-    canary: str | None = None  # the word the injected order asks for
-    fault: str = ""  # the fault kind(s), for messages
-    tools: tuple[str, ...] = ()  # the tool sites the baseline called, in the order it first called them
-    # The baseline's natural variance, learned from its samples (a real model never answers twice alike):
-    # `writes` and `calls` above are the most any sample made; these say what else a sound run may do.
-    answers: tuple[str, ...] = ()  # every other sample's answer (other wording, another length)
-    writes_always: tuple[str, ...] | None = None  # the writes every sample made (None: one sample, `writes`)
-    tool_orders: tuple[tuple[str, ...], ...] = ()  # every other sample's tool calls, in order
-    samples: int = 1
-
-    def every_answer(self) -> list[str]:
-        """The answers a sound run gave this input, the first sample's first."""
-        return list(dict.fromkeys(a for a in (self.answer, *self.answers) if a))
-
-    def writes_needed(self) -> set[str]:
-        return set(self.writes if self.writes_always is None else self.writes_always)
-
-    def compared(self) -> str:
-        """How a message names what it compared with."""
-        return "the baseline's" if self.samples == 1 else f"the baseline's {self.samples} samples'"
-
-
-def write_meanings(entries) -> Counter:
-    """Meaning -> executions: every write that reached its upstream, the same intended write once
-    per distinct idempotency key it was sent under (each keyless send counts)."""
-    keys: dict[str, set] = {}
-    keyless: Counter = Counter()
-    for e in entries:
-        if e.kind != "tool" or not is_tool_call(e) or not (e.forwarded or e.extra.get("forwarded_as_recorded")):
-            continue
-        for meaning in _meanings(e):
-            if e.idempotency_key:
-                keys.setdefault(meaning, set()).add(e.idempotency_key)
-            else:
-                keyless[meaning] += 1
-    out = Counter(keyless)
-    for meaning, seen in keys.items():
-        out[meaning] += len(seen)
-    return out
-
-
-def _meanings(e):
-    transport = transport_of(e)
-    if transport == "http":
-        if http_writes(e.method, e.extra.get("writes")):
-            yield f"{e.method} {e.target}{e.path.split('?')[0]} {body_meaning(e.body)}"
-        return
-    if transport == "command" and e.extra.get("writes") is not True:
-        return
-    for call in calls_of(e):
-        if not call.get("idempotent") and call_writes(call.get("tool"), call.get("read_only"), call.get("writes")):
-            args = body_meaning((call.get("arguments") or "").encode())
-            yield f"{call.get('tool')}({args}) on {e.target}"
-
-
-def tool_sites(entries) -> tuple[str, ...]:
-    """The tool sites a run called, each once, in the order it first called them."""
-    return tuple(dict.fromkeys(group_of(e) for e in entries if e.kind == "tool" and is_tool_call(e)))
-
-
-def site_calls(entries) -> Counter:
-    return Counter(group_of(e) for e in entries if e.kind == "llm" or is_tool_call(e))
 
 
 def _fired(obs: Observation) -> list:
@@ -373,13 +294,13 @@ def _unrecovered_write(trace):
     the same upstream that could confirm it."""
     calls = [e for e in trace if e.kind == "tool" and is_tool_call(e)]
     for i, e in enumerate(calls):
-        if not any(True for _ in _meanings(e)):
+        if not any(True for _ in meanings(e)):
             continue
         if not _failed(e):
             continue
         later = calls[i + 1:]
         if not any(n.status is not None and n.status < 400 and n.fault_status != "fired"
-                   and (group_of(n) == group_of(e) or (n.target == e.target and not any(True for _ in _meanings(n))))
+                   and (group_of(n) == group_of(e) or (n.target == e.target and not any(True for _ in meanings(n))))
                    for n in later):
             return e
     return None

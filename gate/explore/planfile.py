@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from dataclasses import asdict
 
-from gate.contracts.universal import Reference
+from gate.contracts.reference import Reference
 from gate.errors import ConfigError
 from gate.explore.planner import ExplorePlan, Point
 from gate.explore.sites import Site, Unreached

@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gate.config.explore import ExploreConfig
-from gate.contracts.universal import Reference, site_calls, tool_sites, write_meanings
+from gate.contracts.reference import Reference, site_calls, tool_sites, write_meanings
 from gate.explore.kinds import Kind, kinds_for, outage_for, priority
 from gate.explore.sites import Site, Unreached, read_sites
 from gate.plan.oracles import SCENARIO

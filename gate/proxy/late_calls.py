@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 
-from gate.contracts.universal import write_meanings
+from gate.contracts.reference import write_meanings
 from gate.faults.shapes import dialect_of
 
 LATE_WINDOW = 1.0  # real seconds after a run's end in which a write decided by no model of the next is its

@@ -14,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from gate.config import LoadedConfig
-from gate.contracts.universal import CANARY, UNIVERSAL, site_calls
+from gate.contracts.reference import site_calls
+from gate.contracts.universal import CANARY, UNIVERSAL
 from gate.errors import ConfigError
 from gate.explore.cells import cells_for, faults_key, point_key
 from gate.explore.planfile import dump_plan, load_plan
