@@ -103,6 +103,15 @@ def run(tmp_path, scale: float, bugs: str, monkeypatch, *extra) -> tuple[dict, f
     return load_report(out), time.monotonic() - began
 
 
+def judged(verdict: dict) -> dict:
+    """The verdict part at 10x without the library's own caveat: where libfaketime hangs timed waits
+    (Debian's does; test_a_library_that_hangs_timed_waits_is_said_beside_the_verdict), the run says so
+    beside the verdict, which is otherwise the 1x one."""
+    caveat = [w for w in verdict["warnings"] if "hangs timed waits" in w]
+    assert len(caveat) <= 1
+    return {**verdict, "warnings": [w for w in verdict["warnings"] if w not in caveat]}
+
+
 # Each planted bug with the scenario that catches it (and the baseline): the sound agent runs every cell.
 # bench/bench_dilation.py --every-example compares every example, sound and with each planted bug.
 CAUGHT_BY = {"": None, "double_write": "double_write", "retry_storm": "outage", "no_tool_timeout": "hanging_tool"}
@@ -114,7 +123,7 @@ def test_verdicts_at_10x_equal_those_at_1x(tmp_path, monkeypatch, bugs):
     only = ["--only", f"contract/refund/{CAUGHT_BY[bugs]}", "--only", "contract/refund/baseline"] if bugs else []
     slow, slow_s = run(tmp_path, 1, bugs, monkeypatch, *only)
     fast, fast_s = run(tmp_path, 10, bugs, monkeypatch, *only)
-    assert json.dumps(fast["verdict"], sort_keys=True) == json.dumps(slow["verdict"], sort_keys=True)
+    assert json.dumps(judged(fast["verdict"]), sort_keys=True) == json.dumps(slow["verdict"], sort_keys=True)
     assert slow["verdict"]["verdict"] == ("fail" if bugs else "pass")  # each bug caught, at both scales
     rates = fast["run"]["agent_clock_rates"]  # the agent's own clock, read inside it, sped up
     assert fast["run"]["time_scale"] == 10 and rates and min(rates) > 5, fast["run"]
@@ -133,7 +142,7 @@ def test_framework_examples_judge_the_same_at_10x(tmp_path, example):
     for scale in ("1", "10"):
         main(["run", "-c", str(config), "-o", str(tmp_path / scale), "--quiet", "--time-scale", scale])
         reports.append(load_report(tmp_path / scale)["verdict"])
-    assert json.dumps(reports[0], sort_keys=True) == json.dumps(reports[1], sort_keys=True)
+    assert json.dumps(reports[0], sort_keys=True) == json.dumps(judged(reports[1]), sort_keys=True)
 
 
 # -- the agent's own clock, checked from inside it (gate/instrument/clock.py) ----------------------
