@@ -145,6 +145,7 @@ def test_the_runner_drops_an_outage_its_single_fault_shows_would_repeat_it():
     plan = plan_points([baseline()], ExploreConfig(kinds=["error", "server_error"]), seed=0, deadline=5)
     run = Exploration.__new__(Exploration)
     run.points, run.plan, run.dropped, run.oracle_ids = {p.id: p for p in plan.points}, plan, {}, set()
+    run.selected = None  # no --only: every point of the plan is this run's
     outages = [p for p in plan.points if p.persistent]
     run.deferred = [SimpleNamespace(id=p.id) for p in outages]
     called_again, called_once = outages[0], outages[1]

@@ -36,3 +36,18 @@ def body_meaning(body: bytes) -> str:
     except ValueError:
         return body.decode("utf-8", "replace")
     return json.dumps(_strip(doc), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def strings_in(doc, limit: int = 64, depth: int = 0):
+    """Every string a JSON document holds, however it nests (to `limit` levels: the document may be an
+    agent's, so its depth is bounded here, never by the interpreter's recursion limit)."""
+    if depth > limit:
+        return
+    if isinstance(doc, str):
+        yield doc
+    elif isinstance(doc, dict):
+        for value in doc.values():
+            yield from strings_in(value, limit, depth + 1)
+    elif isinstance(doc, list):
+        for value in doc:
+            yield from strings_in(value, limit, depth + 1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 
+from gate.contracts.meaning import strings_in
 from gate.contracts.reference import write_meanings
 from gate.faults.shapes import dialect_of
 
@@ -72,7 +73,7 @@ class LateCalls:
                   if now - end <= LATE_CONVERSATION_WINDOW]
         if not recent:
             return None
-        text = "\n".join(_strings(info.doc))
+        text = "\n".join(strings_in(info.doc, limit=12))
         if run.input_text in text:
             self.inputs_verbatim = True  # this agent sends its input as given: a call naming another's is that one's
         elif self.inputs_verbatim:
@@ -108,20 +109,6 @@ class LateCalls:
             if done[meaning] > 1 and repeated is None:
                 repeated = meaning
         return repeated
-
-
-def _strings(doc, depth: int = 0):
-    """Every string a request's JSON holds (its messages' text, wherever the dialect keeps it)."""
-    if depth > 12:
-        return
-    if isinstance(doc, str):
-        yield doc
-    elif isinstance(doc, dict):
-        for value in doc.values():
-            yield from _strings(value, depth + 1)
-    elif isinstance(doc, list):
-        for value in doc:
-            yield from _strings(value, depth + 1)
 
 
 def _ends_with_tool_results(info) -> bool:

@@ -218,8 +218,7 @@ def explore_summary(exploration: Exploration, results) -> ExploreSummary | None:
     for why, n in ((REPEATS_OUTAGE, outages), (REPEATS_PAIR, len(exploration.dropped) - outages)):
         if n:
             pruned[why] = n
-    selected = getattr(exploration, "selected", None)  # None: every point of the plan was this run's to run
-    ran = len(plan.points) if selected is None else selected
+    ran = len(plan.points) if exploration.selected is None else exploration.selected
     return ExploreSummary(sites=plan.sites, planned=plan.planned, run=ran - len(exploration.dropped),
                           pruned=pruned,
                           unfaultable=[f"{u.what}: {u.why}" for u in plan.unfaultable],

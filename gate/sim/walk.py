@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gate.contracts.meaning import strings_in
 from gate.contracts.writes import WRITE_WORDS, call_writes, described_read
 from gate.dialects import answers
 from gate.dialects.acknowledgement import SIM_APOLOGY
@@ -209,17 +210,6 @@ def _closed(schema: Any) -> Any:
     return out
 
 
-def _strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _drawn(schema: dict, seed: str) -> Any:
     """Hypothesis's draw for the schema: the first one, after its simplest value, whose text reads as
     text (printable ASCII); the first after the simplest when none of DRAWS does."""
@@ -232,7 +222,7 @@ def _drawn(schema: dict, seed: str) -> Any:
 
         def readable(value: Any) -> bool:
             seen.append(value)
-            return len(seen) > 1 and all(s.isascii() and s.isprintable() for s in _strings(value))
+            return len(seen) > 1 and all(s.isascii() and s.isprintable() for s in strings_in(value))
 
         rules = settings(database=None, derandomize=False, phases=[Phase.generate], max_examples=DRAWS,
                          deadline=None, verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
