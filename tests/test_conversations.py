@@ -119,13 +119,13 @@ def test_the_deadline_is_per_turn(run_cli, tmp_path):
 
 def test_an_explored_cell_runs_the_whole_conversation_its_fault_on_a_later_turn(run_cli, tmp_path):
     """The agent asks the sim once per turn: the baseline's trace spans both turns, so exploration finds
-    two call sites, and the fault on the second turn's call shows in the last answer, the name still
-    remembered from the first turn of the same session."""
+    two call sites, each keyed by its turn, and the fault on the second turn's call shows in the last answer,
+    the name still remembered from the first turn of the same session."""
     extra = ("llm:\n  - {name: openai, provider: openai, upstream: sim}\n"
              "contract:\n  invariants:\n    - {id: model-answered, type: excludes, values: [did not answer]}\n"
              "chaos: {explore: {budget: 4, kinds: [server_error], persistent: false, baseline_runs: 1}}\n")
     cells, requests = run(run_cli, tmp_path, config(tmp_path, f"  - {{id: ada, turns: {NAME_TURNS}}}", extra=extra))
-    first, second = "chaos/ada/explore/llm-openai-1/server_error", "chaos/ada/explore/llm-openai-2/server_error"
+    first, second = "chaos/ada/explore/t1-llm-openai-1/server_error", "chaos/ada/explore/t2-llm-openai-1/server_error"
     assert cells["contract/ada/baseline"]["status"] == "pass" and cells[first]["status"] == "pass", cells
     assert cells[second]["status"] == "fail"
     assert cells[second]["runs"][0]["output"] == "Your name is Ada. (the model did not answer)"

@@ -178,15 +178,18 @@ class AgentInstance:
         """One message in the run's session: a conversation of one turn, so `{{turn}}` is 1 there too."""
         return await self._call(text, {**self._taken_session(ctx), "turn": "1", "history": []})
 
-    async def converse(self, turns: tuple[str, ...], history: str, ctx: dict) -> RawOutcome:
+    async def converse(self, turns: tuple[str, ...], history: str, ctx: dict,
+                       on_turn=lambda n: None) -> RawOutcome:
         """Every turn of a conversation input in order, in the run's one session; the deadline is per turn.
         A failed turn ends the run (gate/agent/conversation.py says which outcome it ends with); the log
-        is the whole conversation's slice, every turn's answer in `turns`."""
+        is the whole conversation's slice, every turn's answer in `turns`. `on_turn(n)` is told before turn
+        n is sent (the proxy keys the calls that follow, and the faults meant for that turn, by it)."""
         ctx = self._taken_session(ctx)
         mark = log_size(self.log_path) if self.process is not None else 0
         transcript: list[dict] = []
         latency = 0.0
         for n, text in enumerate(turns, 1):
+            on_turn(n)
             outcome = await self._call(text, conversation.turn_ctx(ctx, n, history, transcript))
             conversation.record(transcript, n, text, outcome)
             latency += outcome.latency_ms

@@ -182,12 +182,13 @@ def _skipped(site: Site, globs: list[str]) -> bool:
 
 
 def _slug(site: Site) -> str:
+    turn = f"t{site.turn}-" if site.turn else ""  # a conversation's turn leads: its cells sort by turn
     if site.kind == "llm":
-        return f"llm-{site.target}-{site.occurrence}"
+        return f"{turn}llm-{site.target}-{site.occurrence}"
     if site.transport == "http":
-        path = re.sub(r"[^A-Za-z0-9{}]+", "-", site.describe().split(" ", 2)[2]).strip("-")
-        return f"{site.target}-{site.method}-{path}-{site.occurrence}"
-    return f"{site.tool or site.target}-{site.occurrence}"
+        path = re.sub(r"[^A-Za-z0-9{}]+", "-", site.describe().split(" ", 2)[2].split(" at turn ")[0]).strip("-")
+        return f"{turn}{site.target}-{site.method}-{path}-{site.occurrence}"
+    return f"{turn}{site.tool or site.target}-{site.occurrence}"
 
 
 def canary_for(seed: int, cell_id: str) -> str:

@@ -10,6 +10,10 @@ the matcher meets is the same call in the faulted run.
 The matcher is exactly the fault config that hits the site (`target`, `method`, `path`, `tool`),
 and the occurrence is that fault's `on_calls`: an explored cell and the scenario pinned from it
 are the same YAML (gate/explore/findings.py).
+
+A conversation's calls are keyed by their turn as well (`t2:llm:openai#1`, the matcher's `on_turns`):
+the first model call of turn 2 is its own site, faulted apart from turn 1's, and a position (first,
+later, final) is the call's place within its turn, whose final call makes that turn's answer.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class Site:
     streamed: bool = False
     position: str = ""  # llm: first | later | final;  tools: empty
     calls_tools: bool = False  # llm: a tool call followed it (its answer carried tool calls)
+    turn: int = 0  # a conversation's turn (1-based); 0 for a single input
 
     def matcher(self) -> dict:
         """The fault keys that hit this site and nothing else."""
@@ -45,17 +50,21 @@ class Site:
             out.update(method=self.method, path=self.path)
         elif self.tool:  # every tool of a server or a seam by name; a command or declared function's is its own
             out["tool"] = self.tool
+        if self.turn:
+            out["on_turns"] = [self.turn]
         return out
 
     def describe(self, every: bool = False) -> str:
         """How a person names the site: `POST orders /refunds`, `refund_order (mcp notes)`, `LLM call 2`;
         `every`: the site as a whole (an outage), not one of its calls."""
+        at = f" at turn {self.turn}" if self.turn else ""
         if self.kind == "llm":
-            return f"every {self.target} LLM call" if every else f"{self.target} LLM call {self.occurrence} ({self.position})"
+            return (f"every {self.target} LLM call{at}" if every else
+                    f"{self.target} LLM call {self.occurrence}{at} ({self.position})")
         if self.transport == "http":
-            return f"{self.method} {self.target} {template_text(self.path)}"
+            return f"{self.method} {self.target} {template_text(self.path)}{at}"
         where = self.transport if self.target == self.transport else f"{self.transport} {self.target}"
-        return f"{self.tool or self.target} ({where})"
+        return f"{self.tool or self.target} ({where}){at}"
 
 
 @dataclass
@@ -83,10 +92,23 @@ def _writes(entry, transport: str) -> bool:
 
 
 def read_sites(entries) -> Sites:
-    """The sites of one baseline run, in the order it reached them."""
+    """The sites of one baseline run, in the order it reached them; a conversation's, turn by turn."""
+    turns = sorted({e.turn for e in entries if getattr(e, "turn", None)})
+    if not turns:
+        return _sites_of(entries, 0)
+    out = Sites()
+    for turn in turns:
+        found = _sites_of([e for e in entries if getattr(e, "turn", None) == turn], turn)
+        out.found += found.found
+        out.unfaultable += found.unfaultable
+    return out
+
+
+def _sites_of(entries, turn: int) -> Sites:
     out = Sites()
     seen: Counter = Counter()
     llm = [e for e in entries if e.kind == "llm"]
+    prefix = f"t{turn}:" if turn else ""
     for e in entries:
         transport = transport_of(e)
         if e.kind == "tool" and not is_tool_call(e):
@@ -97,8 +119,8 @@ def read_sites(entries) -> Sites:
             continue
         group = group_of(e)
         seen[group] += 1
-        out.found.append(Site(key=f"{group}#{seen[group]}", group=group, occurrence=seen[group],
-                              **_site(e, transport, entries, llm)))
+        out.found.append(Site(key=f"{prefix}{group}#{seen[group]}", group=group, occurrence=seen[group],
+                              turn=turn, **_site(e, transport, entries, llm)))
     return out
 
 

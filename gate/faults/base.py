@@ -35,6 +35,9 @@ class FaultBase(StrictModel):
     after_calls: int | None = Field(default=None, ge=0, description="Fire on every call after the first N.")
     every: int | None = Field(default=None, ge=1, description="Fire on every Nth call.")
     max_fires: int | None = Field(default=None, ge=1, description="Fire at most this many times per cell run.")
+    on_turns: list[int] | None = Field(default=None, description="A conversation input: only calls made during "
+                                                                "these turns (1-based) match, so `on_calls` counts "
+                                                                "within them.")
 
     applies_to: ClassVar[frozenset[str]] = frozenset({LLM, TOOL})
 
@@ -54,6 +57,8 @@ class FaultBase(StrictModel):
         if self.path and not re.search(self.path, info.path):
             return False
         if self.model and not fnmatch.fnmatchcase(info.model or "", self.model):
+            return False
+        if self.on_turns is not None and (info.turn or 1) not in self.on_turns:
             return False
         return not self.tool or tool_matches(self.tool, info)
 

@@ -57,6 +57,7 @@ class RunState:
         self.forged: list[str] = []  # /fn/ calls refused: no token, or a wire tool's name (the agent's doing)
         self.handoff: str | None = None  # a handoff the agent's seam reported, for the next LLM call's trace step
         self.input_text = ""  # what the cell asked the agent (a late model call names its own cell's)
+        self.turn: int | None = None  # a conversation's turn now sent (set by the runner's hook, turn by turn)
 
     async def settle(self, seconds: float = 1.0) -> None:
         """Let exchanges released by the end of the run finish, so their judgement counts."""
@@ -153,6 +154,7 @@ class ProxyApp:
         entry.start_ms = state.now_ms()
         self._note_reach(route, info, body, entry)
         if run is not None:
+            info.turn = entry.turn = run.turn
             if run.open_functions and route.kind == "tool" and not hasattr(route, "exchange"):
                 entry.extra["within"] = run.open_functions[-1].seq  # made by the function tool now running
             run.calls[route.name] = entry.call = run.calls.get(route.name, 0) + 1

@@ -45,6 +45,7 @@ class RequestInfo:
     operation: str | None = None  # generate | count_tokens | models | embeddings
     batch: tuple = ()  # a JSON-RPC batch: each message's {"method", "tool", "id"} (gate/proxy/routes.py)
     doc: Any = field(default=None, repr=False, compare=False)  # the body as parsed by routes.py (read, never changed)
+    turn: int | None = None  # a conversation's turn in flight when the request arrived (None: a single input)
 
 
 class WholeBody:

@@ -35,6 +35,7 @@ class TraceEntry:
     start_ms: float = 0.0
     end_ms: float | None = None
     call: int = 0  # n-th call to this target in the run
+    turn: int | None = None  # the conversation's turn in flight (None: a single input)
     usage: object = None  # a forwarded LLM call: Usage as read (gate/proxy/usage.py), then priced at run end
     extra: dict = field(default_factory=dict)
     # kept only while recording a session:

@@ -58,6 +58,8 @@ class TraceStep(BaseModel):
                                                                "`generated` (an object made from the response "
                                                                "schema): this answer is what no rule scripted.")
     retry_after: float | None = None
+    turn: int | None = Field(default=None, description="A conversation input: the turn in flight when the call "
+                                                     "arrived (1-based).")
     usage: TokenUsage | None = Field(default=None, description="LLM calls: tokens (and cost) the upstream billed.")
 
 

@@ -130,7 +130,7 @@ class Worker:
                 begun.append(hook)
             turns = getattr(cell, "turns", None)  # a conversation input: every turn, in one session
             raw = await (instance.invoke(cell.text, ctx) if turns is None else
-                         instance.converse(turns, cell.history, ctx))
+                         instance.converse(turns, cell.history, ctx, self._turn_begins))
             obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
                               latency_ms=raw.latency_ms, baseline=baseline, reference=cell.reference,
                               detail=raw.detail)
@@ -157,6 +157,12 @@ class Worker:
         if instance.spec.restart == "always" or raw.reason in STILL_BUSY:
             await self._restart_if_still_busy(raw.reason)
         return Finished(item.run, raw, obs, invariants)
+
+    def _turn_begins(self, n: int) -> None:
+        """A conversation's turn n is about to be sent: the hooks that key calls by turn learn it."""
+        for hook in self.hooks:
+            if hasattr(hook, "turn"):
+                hook.turn(n)
 
     async def _restart_if_still_busy(self, reason: str) -> None:
         """An agent that outlived its cell's deadline may still be calling its LLM and tools;

@@ -124,6 +124,11 @@ class ProxyHook:
         for upstream in self.worlds.values():
             upstream.reset(lambda: state.clock_offset, cell, run)  # fresh state per run; the clock moves with latency
 
+    def turn(self, n: int) -> None:
+        """A conversation's turn n is now sent: its calls are keyed by it, and `on_turns` faults match them."""
+        if self.app.current is not None:
+            self.app.current.turn = n
+
     async def end(self, cell, run: int, obs) -> None:
         state = self.app.current
         self.app.current = None
