@@ -3,7 +3,8 @@
 The gate's sim answers one conversation the same way every time; a real model does not. This one
 follows a script per input (reads, writes, a final answer) and varies what a real model varies: the
 words of its answer (paraphrases), one more read now and then, independent reads in another order or
-in one answer, and its latency — drawn per conversation from $WOBBLE_SEED and a conversation counter,
+in one answer, and its latency (each user turn of a conversation is planned afresh; a history with a tool
+call left unanswered is refused with OpenAI's 400) — drawn per conversation from $WOBBLE_SEED and a conversation counter,
 so two baselines of one input differ while a run of the whole test is reproducible in kind.
 
 A failed tool (a result that says Error, an error body, or nothing at all) is answered honestly, worded one of several
@@ -57,18 +58,36 @@ def plan_for(rule: dict, groups: tuple, rng: random.Random) -> dict:
 
 
 def conversation_of(messages: list) -> tuple[int | None, int]:
-    """(the conversation number its tool call ids carry, how many of its turns are done)."""
+    """(the conversation number its tool call ids carry, how many of its steps are done), since the latest
+    user message: each turn of a conversation is planned afresh."""
     ids = [c.get("id", "") for m in messages if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
     numbers = [int(i.split("_")[1]) for i in ids if i.startswith("wob_")]
     turns = sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
     return (numbers[-1] if numbers else None), turns
 
 
+def unanswered(messages: list) -> list[str]:
+    """Tool call ids a later message follows without their tool message: OpenAI refuses such a history."""
+    out = []
+    for i, m in enumerate(messages):
+        if m.get("role") != "assistant" or not m.get("tool_calls"):
+            continue
+        j, answered = i + 1, set()
+        while j < len(messages) and messages[j].get("role") == "tool":
+            answered.add(messages[j].get("tool_call_id"))
+            j += 1
+        if j < len(messages) or answered:
+            out += [c.get("id") for c in m["tool_calls"] if c.get("id") not in answered]
+    return out
+
+
 PLANS: dict[int, dict] = {}
 
 
 def answer(doc: dict) -> dict:
-    messages = doc.get("messages") or []
+    everything = doc.get("messages") or []
+    latest = max((i for i, m in enumerate(everything) if m.get("role") == "user"), default=0)
+    messages = everything[latest:]  # this turn: its user message and the steps since
     user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     number, done = conversation_of(messages)
     if number is None:
@@ -129,6 +148,13 @@ class Model(JsonHandler):
         doc = self.json_body()
         if not self.path.endswith("/chat/completions"):
             return self.reply(404, {"error": {"message": "not found"}})
+        dangling = unanswered(doc.get("messages") or [])
+        if dangling:
+            return self.reply(400, {"error": {
+                "message": "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                           f"each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                           f"{', '.join(dangling)}", "type": "invalid_request_error", "param": "messages",
+                "code": None}})
         message, finish = answer(doc)
         self.reply(200, {"id": f"chatcmpl-wob{int(time.time() * 1000)}", "object": "chat.completion",
                          "created": int(time.time()), "model": doc.get("model", "gpt-4o-mini"),

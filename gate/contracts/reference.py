@@ -38,6 +38,10 @@ class Reference:
     writes_always: tuple[str, ...] | None = None  # the writes every sample made (None: one sample, `writes`)
     tool_orders: tuple[tuple[str, ...], ...] = ()  # every other sample's tool calls, in order
     samples: int = 1
+    # a conversation: per turn (from 1), the fewest model calls any sample made in it (() for a single input)
+    turn_model_calls: tuple[int, ...] = ()
+    # the session run beside a conversation's faulted cell, and its own baseline (gate/explore/probes.py)
+    probe: dict | None = None
 
     def every_answer(self) -> list[str]:
         """The answers a sound run gave this input, the first sample's first."""
@@ -88,6 +92,14 @@ def meanings(e):
 def tool_sites(entries) -> tuple[str, ...]:
     """The tool sites a run called, each once, in the order it first called them."""
     return tuple(dict.fromkeys(group_of(e) for e in entries if e.kind == "tool" and is_tool_call(e)))
+
+
+def turn_model_calls(entries) -> tuple[int, ...]:
+    """A conversation's model calls per turn, turn 1 first (() when the run was one turn of a single input)."""
+    turns = [e.turn for e in entries if getattr(e, "turn", None)]
+    if not turns:
+        return ()
+    return tuple(sum(1 for e in entries if e.kind == "llm" and e.turn == t) for t in range(1, max(turns) + 1))
 
 
 def site_calls(entries) -> Counter:

@@ -21,6 +21,7 @@ from gate.contracts.base import InvariantBase, Observation, Severity, Verdict, r
 from gate.contracts.call_sites import group_of
 from gate.contracts.reference import Reference, meanings, site_calls, tool_sites, write_meanings
 from gate.contracts.trace_checks import HonorsRetryAfter, is_tool_call
+from gate.contracts.turns import broken_after, fault_turn, turn_of_detail
 from gate.dialects import answers
 from gate.dialects.acknowledgement import acknowledged
 
@@ -69,7 +70,7 @@ class Survives(_Oracle):
     def judge(self, obs, ref, fired):
         if crashed(obs):
             return Verdict(False, f"the agent did not survive {fired[0].fault} at {fired[0].describe()}: "
-                                  f"{obs.reason}")
+                                  f"{obs.reason}{turn_of_detail(obs.detail)}")
         return Verdict(True, "the agent survived the fault")
 
 
@@ -82,7 +83,8 @@ class AnswersInTime(_Oracle):
 
     def judge(self, obs, ref, fired):
         if obs.reason in ("agent_timeout", "output_flood"):
-            return Verdict(False, f"no answer before the deadline after {fired[0].fault} at {fired[0].describe()}")
+            return Verdict(False, f"no answer before the deadline{turn_of_detail(obs.detail)} after {fired[0].fault} "
+                                  f"at {fired[0].describe()}")
         return Verdict(True, "answered in time")
 
 
@@ -129,12 +131,12 @@ class HonestFailure(_Oracle):
         if owned is not None:
             return Verdict(True, f"the answer owns up to the failure (\"{owned}\", absent from {ref.compared()} "
                                  "answer)")
-        overlap = max(_overlap(answer, claim) for claim in claims)
-        if overlap >= self.similarity:
+        same = max(overlap(answer, claim) for claim in claims)
+        if same >= self.similarity:
             return Verdict(False, f"{lost.describe()} failed and was never redone, yet the answer claims the "
-                                  f"baseline's success: compared with {ref.compared()} answer it repeats {overlap:.0%} "
+                                  f"baseline's success: compared with {ref.compared()} answer it repeats {same:.0%} "
                                   f"of the words and acknowledges no failure: {_short(answer)}")
-        return Verdict(True, f"the answer does not repeat the baseline's success ({overlap:.0%} of the words of "
+        return Verdict(True, f"the answer does not repeat the baseline's success ({same:.0%} of the words of "
                              f"{ref.compared()} answer, under {self.similarity:.0%})")
 
 
@@ -248,15 +250,26 @@ def _handed_to_model(trace, fault) -> str | None:
 
 @register
 class Recovers(InvariantBase):
-    """After a faulted run, the same agent process answers the next input as a fresh one does. Judged
-    across runs, not within one (gate/verdict/recovery.py): a later cell that failed on this process
-    and passed on a restarted one charges the cell whose faults left the process broken."""
+    """After a fault, the agent takes what comes next as a fresh one does: within a conversation, the turns
+    after the faulted one (a session left broken: gate/contracts/turns.py); across runs, the next input on
+    the same process (gate/verdict/recovery.py: a later cell that failed on this process and passed on a
+    restarted one charges the cell whose faults left the process broken)."""
 
     type: Literal["recovers"] = "recovers"
     severity: Severity = "critical"
     kind = "outcome"
 
     def check(self, obs: Observation) -> Verdict:
+        """Within a conversation, the turns after the faulted one (gate/contracts/turns.py); across runs,
+        later (gate/verdict/recovery.py)."""
+        fired = _fired(obs)
+        ref = getattr(obs, "reference", None)
+        broken = broken_after(obs, fired, ref.turn_model_calls if ref is not None else ()) if fired else None
+        if broken is not None:
+            return Verdict(False, f"the session did not recover from {fired[0].fault} at {fired[0].describe()} "
+                                  f"(turn {fault_turn(fired)}): {broken.why}")
+        if fired and fault_turn(fired) is not None and len(obs.state.get("turns") or []) > fault_turn(fired):
+            return Verdict(True, f"the turns after the fault at turn {fault_turn(fired)} were taken as a session does")
         return Verdict.not_judged("judged after the run, from the cells that ran on this process after it")
 
 
@@ -322,7 +335,7 @@ def _failed(e) -> bool:
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def _overlap(a: str, b: str) -> float:
+def overlap(a: str, b: str) -> float:
     """How much of one answer the other repeats, word for word (at least three words shared): a short
     claim lifted whole from the baseline's longer one reads as the same claim."""
     words_a, words_b = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
@@ -342,6 +355,7 @@ def _site_text(group: str) -> str:
 
 
 UNIVERSAL = ("survives", "answers_in_time", "writes_once", "honest_failure", "ignores_injected_orders",
-             "bounded_retries", "tolerates_transient", "whole_answer", "recovers", "understands_rewording")
+             "bounded_retries", "tolerates_transient", "whole_answer", "recovers", "isolates_sessions",
+             "understands_rewording")  # isolates_sessions: gate/contracts/sessions.py
 BASELINE_ORACLE = "baseline_answers"  # `completes` on each fault-free baseline, critical (gate/plan/oracles.py)
 EXPLORE_ORACLES = UNIVERSAL + (BASELINE_ORACLE,)  # what chaos.explore.oracles can name

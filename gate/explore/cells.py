@@ -33,10 +33,22 @@ def point_key(point: Point) -> tuple[str, ...]:
     return faults_key(_faults().validate_python(f) for f in point.faults)
 
 
+def _probe(point: Point, said: dict) -> tuple | None:
+    """The probe session's (input id, turns, history), when the proxy can tell its calls from the cell's own:
+    neither first turn may contain the other (its model calls are told apart by that text)."""
+    probe = point.reference.probe
+    if not probe or probe["input"] not in said:
+        return None
+    turns, history = said[probe["input"]]
+    first, own = turns[0], said[point.input_id][0][0]
+    return None if first in own or own in first else (probe["input"], turns, history)
+
+
 def cells_for(points: list[Point], config: Config, texts: dict[str, str], first_index: int) -> list[Cell]:
     """One cell per point, numbered after the plan's own cells."""
     adapter = _faults()
     conversations = {i.id: input_fields(i) for i in config.inputs if i.turns is not None}
+    said = {i.id: (tuple(i.turn_texts()) if i.turns is not None else (i.text,), i.history) for i in config.inputs}
     out = []
     for n, point in enumerate(points):
         facts = {"stage": "chaos", "input": point.input_id, "mutation": None, "scenario": SCENARIO}
@@ -47,5 +59,5 @@ def cells_for(points: list[Point], config: Config, texts: dict[str, str], first_
                         seed=derive_seed(config.seed, point.id), scenario=SCENARIO,
                         invariants=applicable_ids(config, facts),
                         faults=tuple(adapter.validate_python(f) for f in point.faults), reference=point.reference,
-                        **fields))
+                        probe=_probe(point, said), **fields))
     return out

@@ -25,17 +25,21 @@ class Kind:
     kind: str
     params: tuple = ()  # (key, value) pairs; "deadline" stands for the agent's deadline in seconds
     on: str = "tool"  # llm | tool
-    when: str = ""  # writes | client_writes | reads | streamed | not_streamed | tool_calls | streamed_tool_calls | (not_)command
+    # writes | client_writes | reads | streamed | not_streamed | tool_calls | streamed_tool_calls | (not_)command |
+    # later_turn (a conversation's turn 2 on) | (not_)before_last_turn (a conversation's turn with one after it)
+    when: str = ""
     transient: bool = False
 
     def applies(self, site: Site) -> bool:
         if self.on != site.kind:
             return False
         command = site.transport == "command"
+        before_last = bool(site.turn) and not site.last_turn
         client = site.transport in ("http", "mcp", "mcp-stdio")
         return {"": True, "writes": site.writes, "client_writes": client and site.writes, "reads": not site.writes, "streamed": site.streamed, "not_streamed": not site.streamed,
                 "tool_calls": site.calls_tools, "streamed_tool_calls": site.streamed and site.calls_tools,
-                "not_command": not command, "command": command}[self.when]
+                "not_command": not command, "command": command, "later_turn": site.turn >= 2,
+                "before_last_turn": before_last, "not_before_last_turn": not before_last}[self.when]
 
     def fault(self, deadline: float) -> dict:
         hold = min(deadline * HOLD, MAX_HOLD)
@@ -65,7 +69,13 @@ CATALOG: tuple[Kind, ...] = (
     Kind("inject", ()),  # any answer the model reads can carry an order, a write's too
     Kind("latency", (("ms", 1500.0),), transient=True),
     # the LLM
-    Kind("rate_limit", (("retry_after", 1.0),), on="llm", transient=True),
+    Kind("rate_limit", (("retry_after", 1.0),), on="llm", when="not_before_last_turn", transient=True),
+    # a conversation's turn with a turn after it: a Retry-After longer than the turn's own deadline, so the
+    # agent must answer this turn without waiting it out — and not stall the sessions beside it doing so
+    # (`isolates_sessions`) — then take the next turn as the baseline did (`recovers`)
+    Kind("rate_limit", (("retry_after", "deadline"),), on="llm", when="before_last_turn"),
+    # a conversation grown past the model's window (only a later turn's prompt can be): trim or answer, not crash
+    Kind("context_length", (), on="llm", when="later_turn"),
     Kind("server_error", (("status", 500),), on="llm", transient=True),
     Kind("timeout", (("seconds", "deadline"),), on="llm"),
     Kind("reset", (), on="llm"),
@@ -86,6 +96,7 @@ CATALOG: tuple[Kind, ...] = (
 # serve, then the milder garbling), so one effect meets every site before the next effect does.
 PRIORITY: tuple[tuple[str, str], ...] = (
     ("timeout_after_write", "tool"), ("hang_after_write", "tool"), ("error", "tool"), ("server_error", "llm"),
+    ("context_length", "llm"),
     ("exit_code", "tool"), ("timeout", "tool"), ("timeout", "llm"), ("cut_content", "llm"), ("truncate_stream", "llm"),
     ("inject", "tool"), ("bad_tool_args", "llm"), ("wrong_tool_args", "llm"), ("rate_limit", "tool"),
     ("rate_limit", "llm"), ("empty", "tool"), ("empty", "llm"), ("stall", "llm"), ("reset", "tool"), ("reset", "llm"), ("malformed", "tool"), ("malformed_json", "llm"),

@@ -59,6 +59,7 @@ def _point(d: dict) -> Point:
     ref["tools"] = tuple(ref.get("tools") or ())
     ref["answers"] = tuple(ref.get("answers") or ())
     ref["tool_orders"] = tuple(tuple(order) for order in ref.get("tool_orders") or ())
+    ref["turn_model_calls"] = tuple(ref.get("turn_model_calls") or ())
     if ref.get("writes_always") is not None:
         ref["writes_always"] = tuple(ref["writes_always"])
     needs = d.get("needs")

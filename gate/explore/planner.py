@@ -29,13 +29,15 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gate.config.explore import ExploreConfig
-from gate.contracts.reference import Reference, site_calls, tool_sites, write_meanings
+from gate.contracts.reference import Reference, site_calls, tool_sites, turn_model_calls, write_meanings
 from gate.explore.kinds import Kind, kinds_for, outage_for, priority
+from gate.explore.probes import with_probes
 from gate.explore.sites import Site, Unreached, read_sites
 from gate.plan.oracles import SCENARIO
 
 OUTAGE_RANK = 1.5  # right after the errors of the tools (`priority` 1), before the model's
 TELLING = frozenset({"timeout_after_write", "error", "exit_code", "timeout", "inject", "rate_limit", "server_error",
+                     "context_length",
                      "bad_tool_args", "truncate_stream", "cut_content", "empty"})
 # points the runner drops once their sibling ran (gate/runner/explore_run.py), by reason: counted per process
 REPEATS_OUTAGE = "an outage whose single fault drew no second call of the site (the same run)"
@@ -56,13 +58,17 @@ class Baseline:
     writes: dict = field(default_factory=dict)
     calls: dict = field(default_factory=dict)
     tools: tuple[str, ...] = ()
+    turn_calls: tuple[int, ...] = ()  # a conversation's model calls per turn
+    latency_ms: float = 0.0
+    targets: tuple[str, ...] = ()  # the tool upstreams its trace called
     others: tuple[Baseline, ...] = ()  # the other fault-free samples of this input: its natural variance
 
     @classmethod
-    def read(cls, input_id: str, answer: str | None, reason: str, entries) -> Baseline:
+    def read(cls, input_id: str, answer: str | None, reason: str, entries, latency_ms: float = 0.0) -> Baseline:
         found = read_sites(entries)
         return cls(input_id, answer, reason, tuple(found.found), tuple(found.unfaultable),
-                   dict(write_meanings(entries)), dict(site_calls(entries)), tool_sites(entries))
+                   dict(write_meanings(entries)), dict(site_calls(entries)), tool_sites(entries),
+                   turn_model_calls(entries), latency_ms, tuple(sorted({e.target for e in entries if e.kind == "tool"})))
 
     def with_samples(self, others) -> Baseline:
         """This sample, with the input's other answered samples beside it (the plan's sites stay this one's:
@@ -81,7 +87,15 @@ class Baseline:
         return Reference(answer=self.answer, writes=dict(writes), calls=dict(calls), tools=self.tools, fault=fault,
                          transient=transient, canary=canary, answers=tuple(o.answer for o in self.others),
                          writes_always=tuple(sorted(always)) if self.others else None,
-                         tool_orders=tuple(o.tools for o in self.others), samples=len(every))
+                         tool_orders=tuple(o.tools for o in self.others), samples=len(every),
+                         turn_model_calls=_fewest(s.turn_calls for s in every))
+
+
+def _fewest(counts) -> tuple[int, ...]:
+    """Per turn, the fewest calls any sample made (a sample that ended early has none after its end)."""
+    counts = list(counts)
+    width = max((len(c) for c in counts), default=0)
+    return tuple(min(c[t] if t < len(c) else 0 for c in counts) for t in range(width))
 
 
 @dataclass(frozen=True)
@@ -147,7 +161,7 @@ def plan_points(baselines: list[Baseline], spec: ExploreConfig, seed: int, deadl
     if spec.depth == 2:
         singles += _pairs([p for key, p in candidates if key[0] == 0 and not p.persistent], seed)
     plan.planned = len(singles)
-    plan.points = _after_siblings(singles[:spec.budget])
+    plan.points = with_probes(_after_siblings(singles[:spec.budget]), baselines)
     if len(singles) > spec.budget:
         plan.pruned["over the budget"] += len(singles) - spec.budget
     return plan

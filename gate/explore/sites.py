@@ -19,7 +19,7 @@ later, final) is the call's place within its turn, whose final call makes that t
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gate.contracts.call_sites import group_of, path_template, template_text, transport_of
 from gate.contracts.trace_checks import calls_of, is_tool_call
@@ -42,6 +42,7 @@ class Site:
     position: str = ""  # llm: first | later | final;  tools: empty
     calls_tools: bool = False  # llm: a tool call followed it (its answer carried tool calls)
     turn: int = 0  # a conversation's turn (1-based); 0 for a single input
+    last_turn: bool = True  # no turn of the conversation came after this one's
 
     def matcher(self) -> dict:
         """The fault keys that hit this site and nothing else."""
@@ -99,7 +100,7 @@ def read_sites(entries) -> Sites:
     out = Sites()
     for turn in turns:
         found = _sites_of([e for e in entries if getattr(e, "turn", None) == turn], turn)
-        out.found += found.found
+        out.found += [replace(s, last_turn=turn == turns[-1]) for s in found.found]
         out.unfaultable += found.unfaultable
     return out
 

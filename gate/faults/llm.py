@@ -19,7 +19,7 @@ from typing import Literal
 
 from gate.faults.base import LLM, FaultBase, register
 from gate.faults.bodies import map_event, map_json
-from gate.faults.shapes import dialect_of
+from gate.faults.shapes import dialect_of, error_headers
 
 NOT_JSON = "the answer is not JSON"
 
@@ -298,3 +298,21 @@ class Drift(_LlmFault):
     async def apply(self, ex):
         ex.note(f"drift: {self.mode}")
         await _rewrite_json(ex, lambda dialect, doc, streaming: dialect.drift(doc, streaming, self.mode))
+
+
+@register
+class ContextLength(_LlmFault):
+    """The provider refuses the prompt as longer than the model's context window: a 400 in the family's exact
+    body (OpenAI's `context_length_exceeded`, Anthropic's `prompt is too long`, Gemini's token-count error;
+    gate/dialects/refusals.py). What a conversation grown long meets: an agent that neither trims nor
+    summarises crashes the turn. Never forwarded."""
+
+    kind: Literal["context_length"] = "context_length"
+
+    async def apply(self, ex):
+        from gate.dialects.refusals import context_length_error
+
+        dialect = dialect_of(ex.info)
+        name = dialect.name if dialect is not None else "openai_chat"
+        tokens = len(ex.body or b"") // 4  # the prompt's size as the error names it, at ~4 bytes a token
+        await ex.respond_json(400, context_length_error(name, tokens), error_headers(ex.info))

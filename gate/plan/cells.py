@@ -63,6 +63,8 @@ class Cell:
     # whether each turn is handed the previous ones (`history: messages`): gate/agent/conversation.py
     turns: tuple[str, ...] | None = field(default=None, compare=False, hash=False, repr=False)
     history: str = field(default="none", compare=False, hash=False, repr=False)
+    # a probe session run beside this cell (input id, turns, history): gate/runner/session_probe.py
+    probe: tuple | None = field(default=None, compare=False, hash=False, repr=False)
 
     def __hash__(self) -> int:
         # Ids are unique within a plan and equal cells have equal ids; hashing the id alone keeps

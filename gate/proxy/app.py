@@ -58,6 +58,8 @@ class RunState:
         self.handoff: str | None = None  # a handoff the agent's seam reported, for the next LLM call's trace step
         self.input_text = ""  # what the cell asked the agent (a late model call names its own cell's)
         self.turn: int | None = None  # a conversation's turn now sent (set by the runner's hook, turn by turn)
+        self.fired = asyncio.Event()  # a fault fired in this run (a probe session starts then)
+        self.probe = None  # a probe session's calls beside this run (gate/proxy/probe_calls.py)
 
     async def settle(self, seconds: float = 1.0) -> None:
         """Let exchanges released by the end of the run finish, so their judgement counts."""
@@ -131,8 +133,11 @@ class ProxyApp:
     async def _handle(self, route, info, headers, body, send, receive=None):
         run = self.current
         owner = self.last_cell  # the cell a call outside any run is charged to
+        if run is not None and run.probe is not None and run.probe.claims(route, info):
+            run = run.probe.state  # the probe session's: never faulted, kept out of the cell's trace
         earlier = self.late.owner(run, route, info, lambda: self._writes(route, info),
-                                  any(k.startswith("llm:") for k in self.calls_by_target)) if run else None
+                                  any(k.startswith("llm:") for k in self.calls_by_target)) \
+            if run is not None and run is self.current else None
         if earlier is not None:
             run, owner = None, earlier
         entry = TraceEntry(seq=len(run.trace) + 1 if run else 0, target=route.name, kind=route.kind,
@@ -164,6 +169,8 @@ class ProxyApp:
         decision = None
         if run is not None and run.schedule is not None and route.faultable(info):
             decision = run.schedule.decide(info, entry.call)
+            if decision is not None:
+                run.fired.set()
         # an in-process route brings its own Exchange (gate/instrument/exchange.py); `send` is then its call
         ex = getattr(route, "exchange", Exchange)(info, headers, body, send, route.upstream, entry, state, receive,
                                                   honest=decision is not None)

@@ -61,7 +61,7 @@ class BaselineRecorder:
     async def end(self, cell, run: int, obs) -> None:
         if _is_baseline(cell) and not cell.rerun:  # every sample: the runs may end in any order
             self.into.setdefault(cell.input_id, {})[run] = Baseline.read(cell.input_id, obs.output, obs.reason,
-                                                                         obs.trace)
+                                                                         obs.trace, obs.latency_ms)
         elif run == 0 and cell.scenario == SCENARIO and not cell.rerun:
             self.calls[cell.id] = site_calls(obs.trace)
 

@@ -24,6 +24,7 @@ from gate.contracts import InvariantBase, Observation
 from gate.errors import HarnessError
 from gate.plan import Cell
 from gate.report.model import RunResult, TraceStep
+from gate.runner.session_probe import SessionProbe
 from gate.verdict.evaluate import BYPASSED, BYPASS_FIX, FORGED, check_run
 
 
@@ -121,6 +122,7 @@ class Worker:
         ctx = {"cell_id": cell.id, "input_id": cell.input_id, "run": str(item.run)}
         obs = None
         begun: list[RunHook] = []
+        probe = None
         try:
             await instance.ensure_alive()
             if instance.spec.reset is not None:
@@ -129,13 +131,19 @@ class Worker:
                 await hook.begin(cell, item.run)
                 begun.append(hook)
             turns = getattr(cell, "turns", None)  # a conversation input: every turn, in one session
+            probe = SessionProbe(instance, self.hooks, cell, item.run) if getattr(cell, "probe", None) else None
+            if probe is not None:
+                probe.start()
             raw = await (instance.invoke(cell.text, ctx) if turns is None else
                          instance.converse(turns, cell.history, ctx, self._turn_begins))
+            probed = await probe.result() if probe is not None else None
             obs = Observation(output=raw.output, reason=raw.reason, status=raw.status,
                               latency_ms=raw.latency_ms, baseline=baseline, reference=cell.reference,
                               detail=raw.detail)
             if raw.turns is not None:  # the transcript, for a report to show
                 obs.state["turns"] = raw.turns
+            if probed is not None:  # the session beside it (isolates_sessions)
+                obs.state["probe"] = probed
             for hook in begun:
                 await hook.end(cell, item.run, obs)
             begun.clear()
@@ -149,6 +157,8 @@ class Worker:
             tb = traceback.format_exc(limit=3)
             return Finished.now(RunResult(run=item.run, reason="harness_error", error=f"gate error: {exc!r}\n{tb}"))
         finally:
+            if probe is not None and probe.task is not None and not probe.task.done():
+                probe.task.cancel()  # the run failed before the probe's end was awaited
             if begun:  # release held connections even when the run failed
                 obs = obs or Observation(output=None, reason="harness_error", baseline=baseline)
                 for hook in begun:

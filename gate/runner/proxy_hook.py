@@ -18,6 +18,7 @@ from gate.faults import Schedule
 from gate.instrument.calls import FunctionEndpoints
 from gate.proxy.app import ProxyApp, RunState
 from gate.proxy.mcp_sessions import SessionKeeper
+from gate.proxy.probe_calls import ProbeCalls
 from gate.proxy.routes import Route
 from gate.proxy.server import ProxyServer
 from gate.sim.server import SimUpstream
@@ -123,6 +124,22 @@ class ProxyHook:
             self.sim.originals = {cell.text: cell.original_text} if mutated else {}
         for upstream in self.worlds.values():
             upstream.reset(lambda: state.clock_offset, cell, run)  # fresh state per run; the clock moves with latency
+
+    def probe_begin(self, first_text: str, targets) -> None:
+        """A probe session is about to run beside this run: its calls are claimed apart (gate/proxy/probe_calls.py)."""
+        run = self.app.current
+        if run is not None:
+            run.probe = ProbeCalls(first_text, targets, RunState(None, scale=run.scale))
+
+    async def fault_fired(self) -> None:
+        """Returns once a fault fired in the current run."""
+        run = self.app.current
+        if run is not None:
+            await run.fired.wait()
+
+    def probe_calls(self) -> int | None:
+        run = self.app.current
+        return run.probe.model_calls() if run is not None and run.probe is not None else None
 
     def turn(self, n: int) -> None:
         """A conversation's turn n is now sent: its calls are keyed by it, and `on_turns` faults match them."""

@@ -3,7 +3,8 @@
 One instance per worker, so the conversation state that stateful APIs keep on the
 server side (Responses' `previous_response_id`, Anthropic's threads) belongs to that
 worker's agent alone. A path the sim does not serve gets a 404 in the dialect's own
-error shape and the trace says `sim: unsupported path` — never a 200 of the wrong shape.
+error shape and the trace says `sim: unsupported path` — never a 200 of the wrong shape. A history
+whose tool calls went unanswered is refused as the provider refuses it (gate/dialects/refusals.py).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from typing import Any
 from gate import dialects
 from gate.config.sim import SimConfig
 from gate.dialects.model import Conversation, Message, Turn, stable_id
+from gate.dialects.refusals import unanswered_calls, unanswered_error
 from gate.proxy.exchange import RequestInfo, UpstreamResponse, WholeBody
 from gate.sim.protocols import script_for
 from gate.sim.script import READ_THROUGH
 
 UNSUPPORTED = "sim: unsupported path"
+REFUSED_HISTORY = "sim: refused a history with unanswered tool calls (400, as the provider does)"
 
 
 def _response(status: int, content_type: str, parts: list[bytes], note: str = "") -> UpstreamResponse:
@@ -81,6 +84,10 @@ class SimUpstream:
             return _json(status, error, "sim: unknown thread")
         if operation == "count_tokens":
             return _json(200, dialect.count_tokens(conv))
+        unanswered = unanswered_calls(conv)
+        if unanswered:  # the provider refuses such a history: a broken session must show as one
+            status, error = unanswered_error(dialect.name, unanswered)
+            return _json(status, error, REFUSED_HISTORY)
         script = script_for(self.spec, conv)  # the generic Script, unless the agent speaks a text protocol
         token = READ_THROUGH.set(self.originals)
         try:

@@ -1,0 +1,130 @@
+"""Exploration over turns and sessions (issue 51, items 2-4): the support desk (tests/agents/support_desk) keeps
+each customer's conversation on its server, and its config names nothing but how to start it and two
+conversations. Each planted bug shows only across turns or across sessions, and each is found by the
+oracle meant for it, in a cell its sound twin passes; the twin passes the whole exploration, under the sim
+and under the tests' own nondeterministic model."""
+
+import json
+import os
+
+import pytest
+
+import wobbly_model
+from conftest import ROOT, load_report
+from gate.cli import main
+
+DESK = ROOT / "tests" / "agents" / "support_desk"
+WOBBLE = [
+    {"when": r"where is my order (\d+)", "reads": [["lookup_order", {"order_id": "{1}"}]],
+     "extra_read": ["lookup_order", {"order_id": "{1}"}],
+     "answers": ["Order {1} is on its way.", "Your order {1} has shipped.", "{1} is shipped and on the road."]},
+    {"when": r"cancel order (\d+)", "writes": [["cancel_order", {"order_id": "{1}"}]],
+     "answers": ["Order {1} is cancelled.", "Done: {1} is cancelled.", "I have cancelled order {1} for you."]},
+    {"when": r"opening hours", "answers": ["We are open 9 to 5, Monday to Saturday.", "9 to 5, Mon-Sat."]},
+    {"when": r"sunday", "answers": ["On Sundays we are closed.", "Closed on Sundays, sorry!"]},
+]
+
+
+def explore(tmp_path, bugs="", *extra, model=None):
+    config = DESK / "chaos-gate.yaml"
+    if model is not None:
+        text = config.read_text().replace("  - {name: openai, provider: openai, upstream: sim}",
+                                          f"  - {{name: openai, provider: openai, upstream: \"{model}\"}}")
+        config = DESK / f".wobbly-{os.getpid()}-{tmp_path.name}.yaml"
+        config.write_text(text)
+    os.environ["BUGS"] = bugs
+    try:
+        code = main(["run", "-c", str(config), "-o", str(tmp_path), "--quiet", *extra])
+    finally:
+        os.environ.pop("BUGS", None)
+        if model is not None:
+            config.unlink()
+    return code, load_report(tmp_path)
+
+
+def breaches(report) -> set[tuple[str, str]]:
+    """(explored cell, critical oracle) of every breach."""
+    return {(c["id"].split("/explore/")[-1], i["id"]) for c in report["verdict"]["cells"] if "/explore/" in c["id"]
+            for i in c["invariants"] if i.get("breached") and i["severity"] == "critical"}
+
+
+def judged(report, oracle) -> list[str]:
+    return [i["message"] for c in report["verdict"]["cells"] for i in c["invariants"]
+            if i["id"] == oracle and i.get("passed_runs")]
+
+
+@pytest.fixture(scope="module")
+def sound(tmp_path_factory):
+    return explore(tmp_path_factory.mktemp("sound"))
+
+
+def test_the_sound_desk_passes_every_turn_explored(sound):
+    code, report = sound
+    assert code == 0 and not breaches(report), sorted(breaches(report))
+    ids = [c["id"] for c in report["verdict"]["cells"]]
+    assert {"chaos/cancel/explore/t2-llm-openai-1/context_length", "chaos/cancel/explore/t1-llm-openai-1/rate_limit",
+            "chaos/cancel/explore/t2-orders-POST-orders-{id}-cancel-1/timeout_after_write"} <= set(ids)
+    assert not any("/t1-llm-openai-1/context_length" in i for i in ids)  # turn 1's prompt is never too long
+    # the later turns were judged, and sessions were probed beside the faulted ones
+    assert any("the turns after the fault at turn 1 were taken as a session does" in m for m in judged(report, "recovers"))
+    assert any("a session beside it (input hours) answered as its baseline did" in m
+               for m in judged(report, "isolates_sessions"))
+    assert {i.split("/explore/")[1].split("-")[0] for i in ids if "/explore/cancel" not in i and "/explore/" in i} \
+        == {"t1", "t2", "t3"}  # every turn's sites, each keyed by its turn
+
+
+PLANTED = [
+    # bug, the oracle meant for it, the cells (--only) where it shows, what the message must say
+    ("dangling_call", "recovers", "chaos/cancel/explore/t2-orders-POST-*/error",
+     "the provider refused turn 3's model call with 400"),
+    ("no_trim", "survives", "chaos/cancel/explore/t2-llm-openai-1/context_length", "http_5xx at turn 2 of 3"),
+    ("blocking_sleep", "isolates_sessions", "chaos/cancel/explore/t1-llm-openai-1/rate_limit",
+     "a session beside it (input hours) failed"),
+    ("global_flag", "isolates_sessions", "chaos/cancel/explore/t2-orders-POST-*/error",
+     "was answered without asking the model"),
+    ("global_flag", "recovers", "chaos/cancel/explore/t2-orders-POST-*/timeout_after_write",
+     "turn 3 was answered without asking the model"),
+]
+
+
+@pytest.mark.parametrize("bug, oracle, only, says", PLANTED, ids=[f"{p[0]}-{p[1]}" for p in PLANTED])
+def test_each_planted_bug_is_found_where_its_twin_passes(tmp_path, sound, bug, oracle, only, says):
+    code, report = explore(tmp_path, bug, "--only", only)
+    found = {(cell, o) for cell, o in breaches(report) if o == oracle}
+    assert code != 0 and found, sorted(breaches(report))
+    assert not found & breaches(sound[1])  # the sound twin's run of the same cells has none of them
+    messages = [i["message"] for c in report["verdict"]["cells"] for i in c["invariants"]
+                if i["id"] == oracle and i.get("breached")]
+    assert any(says in m for m in messages), messages
+
+
+@pytest.fixture(scope="module")
+def model():
+    server, url = wobbly_model.serve()
+    os.environ["WOBBLE_RULES"] = json.dumps(WOBBLE)
+    yield url
+    server.shutdown()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_sound_desk_passes_under_a_model_that_never_answers_twice_alike(tmp_path, model, seed):
+    """The cells where the planted bugs show (the sim's run above explores them all), under paraphrased answers,
+    an extra read and latency jitter; each sampled twice, its variance learned."""
+    os.environ["WOBBLE_SEED"] = str(seed)
+    only = [a for cell in ("t2-orders-POST-*/error", "t2-orders-POST-*/timeout_after_write",
+                           "t2-llm-openai-1/context_length", "t1-llm-openai-1/rate_limit")
+            for a in ("--only", f"chaos/cancel/explore/{cell}")]
+    code, report = explore(tmp_path, "", *only, model=model)
+    failing = [(c["id"], c["reason"], [i["message"] for i in c["invariants"] if i.get("breached")])
+               for c in report["verdict"]["cells"] if c["status"] not in ("pass", "skipped")]
+    assert code == 0 and not failing, failing
+    assert report["verdict"]["explore"]["run"] >= 3  # a wobbly baseline may reach a site otherwise
+    assert any("a session beside it (input hours) answered as its baseline did" in m
+               for m in judged(report, "isolates_sessions"))
+
+
+def test_the_dangling_call_is_refused_by_the_nondeterministic_model_too(tmp_path, model):
+    os.environ["WOBBLE_SEED"] = "3"
+    code, report = explore(tmp_path, "dangling_call", "--only", "chaos/cancel/explore/t2-orders-POST-*/error",
+                           model=model)
+    assert code != 0 and any(o == "recovers" for _, o in breaches(report)), sorted(breaches(report))
