@@ -128,3 +128,31 @@ def test_the_dangling_call_is_refused_by_the_nondeterministic_model_too(tmp_path
     code, report = explore(tmp_path, "dangling_call", "--only", "chaos/cancel/explore/t2-orders-POST-*/error",
                            model=model)
     assert code != 0 and any(o == "recovers" for _, o in breaches(report)), sorted(breaches(report))
+
+
+def verdict_text(out) -> str:
+    text = (out / "report.json").read_text()
+    return text[text.index('"verdict": {'):text.index('"timings"')]
+
+
+def test_a_conversations_plan_and_verdict_are_the_same_at_any_concurrency_and_over_merged_shards(tmp_path):
+    """The probes and the per-turn sites included: K=1, K=4 and three shards merged give one verdict."""
+    config = tmp_path / "desk.yaml"
+    config.write_text((DESK / "chaos-gate.yaml").read_text().replace(
+        "concurrency: 2\n", "concurrency: 2\nchaos: {explore: {budget: 8, kinds: [error, context_length, rate_limit]}}\n")
+        .replace("command: [python3, agent.py]", f"command: [python3, {DESK / 'agent.py'}]")
+        .replace("command: [python3, orders_service.py]", f"command: [python3, {DESK / 'orders_service.py'}]"))
+    texts = []
+    for k in (1, 4):
+        out = tmp_path / f"k{k}"
+        assert main(["run", "-c", str(config), "-o", str(out), "--quiet", "--concurrency", str(k)]) == 0
+        texts.append(verdict_text(out))
+    reports = []
+    for i in (1, 2, 3):
+        out = tmp_path / f"s{i}"
+        main(["run", "-c", str(config), "-o", str(out), "--quiet", "--shard", f"{i}/3"])
+        reports.append(str(out / "report.json"))
+    assert main(["merge", *reports, "-c", str(config), "-o", str(tmp_path / "merged"), "--quiet"]) == 0
+    texts.append(verdict_text(tmp_path / "merged"))
+    assert texts[0] == texts[1] == texts[2]
+    assert '"isolates_sessions"' in texts[0] and "/explore/t2-" in texts[0]

@@ -69,7 +69,7 @@ class IsolatesSessions(InvariantBase):
         if (owned or why) and all(answers.failure(a) is None for a in claims):
             return Verdict(False, f"while {ref.fault} held this cell's session, {who} answered with a failure "
                                   f"(\"{owned or why}\") where its baseline answered: {_short(answer)}")
-        return Verdict(True, f"{who} answered as its baseline did, in {probe['latency_ms']:.0f} ms")
+        return Verdict(True, f"{who} answered as its baseline did, within its time bound")  # no timing: a verdict is the same in any run
 
 
 def _short(text: str | None, n: int = 100) -> str:

@@ -1,5 +1,7 @@
 """The orders service the support desk calls (stdlib only): GET /orders/<id>, POST /orders/<id>/cancel,
-POST /reset. $ORDERS_PORT is its port."""
+POST /reset. $ORDERS_PORT is its port. A cancellation is recorded, not shown by a later lookup: cells run side
+by side share this one service, and what each reads must not depend on which ran first (a verdict is the
+same at any concurrency)."""
 
 import os
 import sys
@@ -12,6 +14,7 @@ from httpkit import JsonHandler  # noqa: E402
 
 FRESH = {"1042": "shipped", "2077": "processing"}
 ORDERS = dict(FRESH)
+CANCELLED: list[str] = []
 LOCK = threading.Lock()
 
 
@@ -27,11 +30,10 @@ class Orders(JsonHandler):
         parts = self.path.strip("/").split("/")
         with LOCK:
             if parts == ["reset"]:
-                ORDERS.clear()
-                ORDERS.update(FRESH)
+                CANCELLED.clear()
                 return self.reply(200, {"ok": True})
             if len(parts) == 3 and parts[0] == "orders" and parts[2] == "cancel" and parts[1] in ORDERS:
-                ORDERS[parts[1]] = "cancelled"
+                CANCELLED.append(parts[1])
                 return self.reply(200, {"id": parts[1], "status": "cancelled"})
         return self.reply(404, {"error": "no such order"})
 
