@@ -25,8 +25,8 @@ WOBBLE = [
 ]
 
 
-def explore(tmp_path, bugs="", *extra, model=None):
-    config = DESK / "chaos-gate.yaml"
+def explore(tmp_path, bugs="", *extra, model=None, shape="chaos-gate.yaml"):
+    config = DESK / shape
     if model is not None:
         text = config.read_text().replace("  - {name: openai, provider: openai, upstream: sim}",
                                           f"  - {{name: openai, provider: openai, upstream: \"{model}\"}}")
@@ -73,26 +73,48 @@ def test_the_sound_desk_passes_every_turn_explored(sound):
         == {"t1", "t2", "t3"}  # every turn's sites, each keyed by its turn
 
 
+SERVER, CLIENT = "chaos-gate.yaml", "client-history.yaml"  # the same desk, the conversation sent by the client each turn
 PLANTED = [
-    # bug, the oracle meant for it, the cells (--only) where it shows, what the message must say
+    # bug, the oracle meant for it, the cells (--only) where it shows, what the message must say, the desk's shape
     ("dangling_call", "recovers", "chaos/cancel/explore/t2-orders-POST-*/error",
-     "the provider refused turn 3's model call with 400"),
-    ("no_trim", "survives", "chaos/cancel/explore/t2-llm-openai-1/context_length", "http_5xx at turn 2 of 3"),
+     "the provider refused turn 3's model call with 400", SERVER),
+    ("no_trim", "survives", "chaos/cancel/explore/t2-llm-openai-1/context_length", "http_5xx at turn 2 of 3", SERVER),
     ("blocking_sleep", "isolates_sessions", "chaos/cancel/explore/t1-llm-openai-1/rate_limit",
-     "a session beside it (input hours) failed"),
+     "a session beside it (input hours) failed", SERVER),
     ("global_flag", "isolates_sessions", "chaos/cancel/explore/t2-orders-POST-*/error",
-     "was answered without asking the model"),
+     "was answered without asking the model", SERVER),
     ("global_flag", "recovers", "chaos/cancel/explore/t2-orders-POST-*/timeout_after_write",
-     "turn 3 was answered without asking the model"),
+     "turn 3 was answered without asking the model", SERVER),
+    # with client-sent history: no history of the desk's own to leave dangling, the rest as above
+    ("no_trim", "survives", "chaos/cancel/explore/t3-llm-openai-1/context_length", "http_5xx at turn 3 of 3", CLIENT),
+    ("blocking_sleep", "isolates_sessions", "chaos/cancel/explore/t2-llm-openai-1/rate_limit",
+     "a session beside it (input hours) failed", CLIENT),
+    ("global_flag", "isolates_sessions", "chaos/cancel/explore/t2-orders-POST-*/error",
+     "a session beside it (input hours)", CLIENT),
 ]
 
 
-@pytest.mark.parametrize("bug, oracle, only, says", PLANTED, ids=[f"{p[0]}-{p[1]}" for p in PLANTED])
-def test_each_planted_bug_is_found_where_its_twin_passes(tmp_path, sound, bug, oracle, only, says):
-    code, report = explore(tmp_path, bug, "--only", only)
+@pytest.fixture(scope="module")
+def sound_client(tmp_path_factory):
+    """The client-history twin on the cells its bugs show in (the server-side twin explores them all)."""
+    cells = [a for p in PLANTED if p[4] == CLIENT for a in ("--only", p[2])]
+    return explore(tmp_path_factory.mktemp("client"), "", *cells, shape=CLIENT)
+
+
+def test_the_sound_client_history_desk_passes_where_its_bugs_show(sound_client):
+    code, report = sound_client
+    assert code == 0 and not breaches(report), sorted(breaches(report))
+    assert report["verdict"]["explore"]["run"] == 3
+
+
+@pytest.mark.parametrize("bug, oracle, only, says, shape", PLANTED,
+                         ids=[f"{p[0]}-{p[1]}{'-client' * (p[4] == CLIENT)}" for p in PLANTED])
+def test_each_planted_bug_is_found_where_its_twin_passes(tmp_path, request, bug, oracle, only, says, shape):
+    code, report = explore(tmp_path, bug, "--only", only, shape=shape)
     found = {(cell, o) for cell, o in breaches(report) if o == oracle}
     assert code != 0 and found, sorted(breaches(report))
-    assert not found & breaches(sound[1])  # the sound twin's run of the same cells has none of them
+    twin = request.getfixturevalue("sound_client" if shape == CLIENT else "sound")
+    assert not found & breaches(twin[1])  # the sound twin's run of the same cells has none of them
     messages = [i["message"] for c in report["verdict"]["cells"] for i in c["invariants"]
                 if i["id"] == oracle and i.get("breached")]
     assert any(says in m for m in messages), messages

@@ -36,6 +36,7 @@ SPECS: dict[tuple[str, str], tuple[dict, str]] = {
     ("server_error", "llm"): ({}, "llm-budget"),  # retry_storm: 20 attempts
     ("overloaded", "llm"): ({}, "llm-budget"),
     ("auth_error", "llm"): ({}, "llm-budget"),
+    ("context_length", "llm"): ({}, "llm-budget"),  # retry_storm retries a prompt no retry can shorten
     ("reset", "llm"): ({}, "llm-budget"),
     ("malformed_sse", "llm"): ({}, "llm-budget"),
     ("malformed_json", "llm"): ({}, "completes"),  # the cut body escapes the SDK as JSONDecodeError

@@ -210,12 +210,11 @@ def _replay_cells(config: Config, base_dir, resolve=None) -> list[dict]:
     named = {s.name for s in [*config.contract.scenarios, *config.chaos.scenarios]}
     if not paths:
         return cells
-    from gate.replay.session import read_session  # only where there are sessions: validate skips its import
+    from gate.replay.session import cell_fields, read_session  # only where there are sessions: validate skips it
 
     for path in paths:
         session = read_session(path)
-        same = dict(stage="replay", input_id=session.input_id, text=session.input, original_text=session.input,
-                    session=session)
+        same = dict(stage="replay", input_id=session.input_id, session=session, **cell_fields(session))
         cells.append(dict(same, scenario="replay", id=f"replay/{session.id}"))
         # chaos on top of the recording: its answers, the scenario's faults (gate.proxy.replayed.ReplayUpstream)
         for name, faults in scenarios:

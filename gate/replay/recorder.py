@@ -76,8 +76,15 @@ def exchange_of(entry, redact) -> RecordedExchange:
 
 
 def record_session(cell, obs, trace, directory: Path, redact) -> Path:
+    """A conversation cell keeps its turns (and history mode), each exchange the turn it was made in."""
+    turns = getattr(cell, "turns", None)
+    conversation = dict(turns=[redact(t) for t in turns], history=cell.history) if turns else {}
+    exchanges = [exchange_of(e, redact) for e in trace]
+    if turns:
+        for ex, entry in zip(exchanges, trace, strict=True):
+            ex.turn = getattr(entry, "turn", None)
     session = Session(
         id=cell.id, input_id=cell.input_id, input=redact(cell.text),
         output=None if obs.output is None else redact(obs.output),
-        faults=[e.fault for e in trace if e.fault], exchanges=[exchange_of(e, redact) for e in trace])
+        faults=[e.fault for e in trace if e.fault], exchanges=exchanges, **conversation)
     return write_session(session, Path(directory))

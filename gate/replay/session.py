@@ -9,6 +9,12 @@ hold after what was sent, a dropped connection), so a replayed fault puts the ag
 on the same path as the original: a timeout replayed as an instant drop would not.
 Bodies that are not UTF-8 are stored as base64 (`encoding`); older sessions, which
 lack these fields, read as before.
+
+A session may be a conversation (`turns`: the user's messages in order, sent turn by turn in one
+session, docs/conversations.md): an imported LangSmith thread or OpenTelemetry session, or a recorded
+conversation cell. Its exchanges are the calls of every turn in order, each tagged with its `turn`;
+`input` is the turns one per line, as a conversation cell shows its input. A session of one message
+has neither field in its file, which reads and writes exactly as before.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ class RecordedExchange(BaseModel):
     run_id: str | None = None
     name: str | None = None
     error: str | None = None
+    # a conversation's turn (1-based) the call belongs to; not written for a session of one message
+    turn: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def payloads(self) -> list[bytes]:
         """The body (or each SSE event) as the bytes the agent received."""
@@ -73,8 +81,21 @@ class Session(BaseModel):
     contract: str | None = None
     source: str = "recorded"
     exchanges: list[RecordedExchange] = Field(default_factory=list)
+    # a conversation: the user's messages in order, and whether each turn is handed the previous ones;
+    # neither is written for a session of one message, whose file stays byte for byte what it was
+    turns: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    history: Literal["none", "messages"] = Field(default="none", exclude_if=lambda v: v == "none")
 
     model_config = {"populate_by_name": True}
+
+
+def cell_fields(session: Session) -> dict:
+    """The plan's fields of a replay cell of `session`: the text it shows and, for a conversation, its
+    turns and history (as `gate.plan.cells.input_fields` gives a conversation input's)."""
+    if not session.turns:
+        return dict(text=session.input, original_text=session.input)
+    text = "\n".join(session.turns)
+    return dict(text=text, original_text=text, turns=tuple(session.turns), history=session.history)
 
 
 def safe_name(cell_id: str) -> str:

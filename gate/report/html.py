@@ -7,7 +7,9 @@ scenario and invariant. Every string that came from the agent, the config or the
 passes through gate.report.escape; the page loads nothing (inline CSS and script only,
 and a Content-Security-Policy that forbids any request), so it opens offline from a CI
 artifact and no agent text can make it fetch anything. A crash or start-up failure shows
-the end of the agent's log (stderr); cells not judged and re-run cells are listed with why.
+the end of the agent's log (stderr); cells not judged and re-run cells are listed with why. A
+conversation run shows its transcript: each turn's user text and answer, the faulted turns and
+their calls, the first turn that went wrong (gate/report/transcript.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from gate.report.escape import html_attr as attr
 from gate.report.escape import html_block as block
 from gate.report.html_assets import CSP, CSS, JS
 from gate.report.injected import no_fault_note
+from gate.report import transcript
 from gate.report.markdown import worst
 from gate.report.model import CellResult, Report
 
@@ -143,12 +146,13 @@ def _failures(report: Report) -> str:
         return "<h2>Failing cells</h2><p id=\"no-failures\">Every cell passed.</p></main>"
     timings = {t.id: t for t in report.timings.cells}
     bodies = {e.id: e.runs for e in report.exchanges}
-    shown = "".join(_cell(c, timings.get(c.id), bodies.get(c.id, [])) for c in bad[:MAX_CELLS])
+    refs = transcript.references(report)
+    shown = "".join(_cell(c, timings.get(c.id), bodies.get(c.id, []), refs.get(c.input_id)) for c in bad[:MAX_CELLS])
     more = f"<p class=\"muted\">{len(bad) - MAX_CELLS} more in report.json</p>" if len(bad) > MAX_CELLS else ""
     return f"<h2>Failing cells ({len(bad)})</h2>{shown}{more}</main>"
 
 
-def _cell(cell: CellResult, timing, bodies: list) -> str:
+def _cell(cell: CellResult, timing, bodies: list, reference: dict | None = None) -> str:
     invs = " ".join(attr(b.id) for b in cell.breaches) or " ".join(attr(o.id) for o in cell.invariants)
     head = (f"<h3><span class=\"badge {attr(cell.status)}\">{attr(cell.status)}</span> <code>{attr(cell.id)}</code>"
             f" — {attr(cell.reason)}{' (flaky, pass rate ' + format(cell.pass_rate, '.0%') + ')' if cell.flaky else ''}"
@@ -167,18 +171,23 @@ def _cell(cell: CellResult, timing, bodies: list) -> str:
     for run in cell.runs[:MAX_RUNS]:
         times = timing.trace_ms[run.run] if timing and run.run < len(timing.trace_ms) else []
         pairs = bodies[run.run] if run.run < len(bodies) else []
-        parts.append(_run(run, times, pairs))
+        parts.append(_run(run, times, pairs, reference))
     parts.append(f"<p>Reproduce:</p><pre class=\"reproduce\">{block(cell.reproduce, 1000)}</pre>")
     return (f"<article class=\"cell status-{attr(cell.status)}\" id=\"cell-{attr(cell.id)}\" "
             f"data-cell=\"{attr(cell.id)}\" data-stage=\"{attr(cell.stage)}\" data-scenario=\"{attr(cell.scenario)}\" "
             f"data-invariant=\"{invs}\">{''.join(parts)}</article>")
 
 
-def _run(run, times: list, pairs: list) -> str:
+def _run(run, times: list, pairs: list, reference: dict | None = None) -> str:
     failed = [c.invariant for c in run.checks if not c.passed and c.judged]
     output = run.output if run.output is not None else f"(no output: {run.reason}) {run.detail}"
     title = f"Run {run.run}: {run.reason}" + (f", breached {', '.join(failed)}" if failed else "")
-    out = [f"<p><b>{attr(title, 300)}</b></p><pre class=\"output\">{block(output, 2000)}</pre>"]
+    told = transcript.of_run(run, reference)  # a conversation: its turns stand for its output
+    out = [f"<p><b>{attr(title, 300)}</b></p>"]
+    if told is not None:
+        out.append(transcript.html(told))
+    if told is None or run.output is None:
+        out.append(f"<pre class=\"output\">{block(output, 2000)}</pre>")
     if run.error:
         out.append(f"<pre>{block(run.error, 2000)}</pre>")
     if run.trace:

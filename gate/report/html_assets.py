@@ -39,6 +39,11 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 .tag.f{background:#cf222e;color:#fff}.tag.r{background:#9a6700;color:#fff}.tag.retry{background:#0969da;color:#fff}
 .wf-body{grid-column:1/-1}.wf-body summary{cursor:pointer;color:#57606a}
 .muted{color:#57606a}.hidden{display:none}
+table.transcript{border-collapse:collapse;width:100%;margin:6px 0;font-size:12px}
+.transcript th,.transcript td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}
+.transcript td pre{max-height:160px;margin:0}.transcript tr.fault{background:#fff1f0}
+.transcript tr.wrong td{border-left:3px solid #cf222e}.transcript .wrong{color:#cf222e;font-weight:600}
+.transcript tr.gap td{color:#57606a;font-style:italic}
 """
 
 JS = """

@@ -10,7 +10,9 @@ A passing, non-flaky cell keeps its verdict fields, its invariant outcomes and, 
 what the verdict's consumers read (reason, status, detail, error, usage: soundness, pass^k
 and cost after a `merge`) but not its output, checks or trace: those explain failures, and
 a passing cell has none. `output.full` (true until the tests that read passing cells'
-traces from report.json opt in) keeps everything.
+traces from report.json opt in) keeps everything. A passing fault-free baseline of a conversation
+input keeps its runs' transcripts (`turns`): a failing cell's transcript is compared with it turn by
+turn (gate/report/transcript.py), in the report of a `merge` too.
 """
 
 from __future__ import annotations
@@ -36,11 +38,13 @@ def is_compactable(cell: CellResult) -> bool:
     return cell.status == "pass" and not cell.flaky
 
 
-def compact_run(run: RunResult) -> RunResult:
-    if run.usage is None and run.error is None and not run.detail:  # most passing runs: one row, shared
+def compact_run(run: RunResult, turns: bool = False) -> RunResult:
+    """`turns`: keep the run's transcript (a conversation's fault-free baseline)."""
+    kept = run.turns if turns else None
+    if run.usage is None and run.error is None and not run.detail and kept is None:  # most: one row, shared
         return _bare_run(run.run, run.reason, run.status)
     return RunResult(run=run.run, reason=run.reason, status=run.status, detail=run.detail, error=run.error,
-                     usage=run.usage)
+                     usage=run.usage, turns=kept)
 
 
 @functools.lru_cache(maxsize=256)
@@ -53,7 +57,8 @@ def compact_cell(cell: CellResult) -> CellResult:
     """The row a passing cell keeps in report.json (see the module docstring)."""
     if not is_compactable(cell):
         return cell
-    return cell.model_copy(update={"runs": [compact_run(r) for r in cell.runs]})
+    baseline = cell.stage == "contract" and cell.scenario == "baseline"  # the reference a transcript is read against
+    return cell.model_copy(update={"runs": [compact_run(r, baseline) for r in cell.runs]})
 
 
 def compacted(report: Report, full: bool = False) -> Report:

@@ -11,10 +11,14 @@ failures, then the causes' log tails, then their pins, then their detail — alw
 cause's line and a note that says where the full report is. Whole sections only: never over the
 limit, and never a table or a code block cut in the middle.
 A crash or a start-up failure shows the end of the agent's log (its stderr); cells not judged
-and cells re-run on a restarted agent are listed with why.
+and cells re-run on a restarted agent are listed with why. A conversation cell shows its transcript
+(gate/report/transcript.py) in place of its input and output: in the PR comment for its top findings
+only, each turn cut shorter; its other failures say in one line which turn was faulted and which went wrong.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
@@ -37,7 +41,7 @@ def _table(rows, headers) -> str:
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
-from gate.report import explore_text  # noqa: E402
+from gate.report import explore_text, transcript  # noqa: E402
 from gate.report.reach_text import reach_lines  # noqa: E402
 
 
@@ -232,7 +236,22 @@ def claim_evidence(cell: CellResult, outcome, timing=None) -> list[str]:
     return lines + [f"Contradicted by run {run.run}'s trace:", "", _table(rows, TRACE_HEADERS), ""]
 
 
-def failure_detail(cell: CellResult, timing=None) -> str:
+@dataclass(frozen=True)
+class Turns:
+    """How a conversation cell's transcript is shown: each text cut at `per_turn`, at most `rows` turns;
+    `full=False` only says what happened in which turn (the comment's failures past its top findings)."""
+
+    per_turn: int = 400
+    rows: int = 20
+    full: bool = True
+
+
+SUMMARY_TURNS = Turns()
+COMMENT_TURNS = Turns(per_turn=120, rows=6)
+COMMENT_TRANSCRIPTS = 2  # the PR comment's top findings shown with their transcript; the rest in a line
+
+
+def failure_detail(cell: CellResult, timing=None, turns: Turns = SUMMARY_TURNS, reference: dict | None = None) -> str:
     title = f"{ICON[cell.status]} <code>{html_text(cell.id)}</code> — {html_text(cell.reason)}"
     if cell.status == "pass":  # flaky, tolerated by min_pass_rate: still, some runs broke something
         title = (f"⚠️ <code>{html_text(cell.id)}</code> — flaky: passed on <code>min_pass_rate</code> "
@@ -252,12 +271,22 @@ def failure_detail(cell: CellResult, timing=None) -> str:
         parts += ["", label, "", code_block(cell.error.split(LOG_MARK, 1)[0], 1200)]
     if cell.log_tail:
         parts += ["", "The agent's log (stderr) ends:", "", code_block(_tail(cell.log_tail), 1500)]
-    parts += ["", f"Input ({text(cell.mutation or cell.scenario, 60)}):", "", code_block(cell.input, 600)]
     run = next((r for r in cell.runs if r.error is None and not all(c.passed or not c.judged for c in r.checks)), None)
+    told = transcript.of_run(run, reference) if run is not None else None  # a conversation: its turns
+    if told is None or not turns.full or len(told.rows) < told.total:  # the turns never sent are in the input
+        parts += ["", f"Input ({text(cell.mutation or cell.scenario, 60)}):", "", code_block(cell.input, 600)]
     if run is not None:
         detail = run.detail.split(LOG_MARK, 1)[0] if cell.log_tail else run.detail  # the tail is shown above
         shown = run.output if run.output is not None else f"(no output: {run.reason}) {detail}"
-        parts += ["", f"Output of run {run.run}:", "", code_block(shown, 800)]
+        if told is not None and turns.full:
+            parts += [""] + transcript.markdown(told, run.run, turns.per_turn, turns.rows)
+            if run.output is None:  # how the last turn sent failed, in the agent's words
+                parts += ["", f"Output of run {run.run}:", "", code_block(shown, 800)]
+        else:
+            parts += ["", f"Output of run {run.run}:", "", code_block(shown, 800)]
+            if told is not None:
+                parts += ["", f"Conversation of run {run.run}: {text(told.summary(), 600)} _(its transcript is "
+                              f"in the full report)_"]
         if run.trace:
             times = timing.trace_ms[run.run] if timing and run.run < len(timing.trace_ms) else None
             parts += ["", f"Trace of run {run.run}:", "", timeline(run, times)]
@@ -294,13 +323,23 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     same_start = {c.id for c in failures if c.reason == "agent_start"}  # one start-up failure is shown once
     same_start.discard(next((c.id for c in failures if c.reason == "agent_start"), None))
     failures = [c for c in failures if c.id not in same_start]
-    details = [failure_detail(c, timing.get(c.id)) for c in failures[:max_failures]]
+    refs = transcript.references(report)
+    comment = limit <= COMMENT_LIMIT  # the PR comment: transcripts for its top findings only, cut shorter
+    top = _top_cells(report, failures, COMMENT_TRANSCRIPTS) if comment else None
+
+    def shown(c: CellResult) -> Turns:
+        if not comment:
+            return SUMMARY_TURNS
+        return COMMENT_TURNS if c.id in top else Turns(full=False)
+
+    details = [failure_detail(c, timing.get(c.id), shown(c), refs.get(c.input_id)) for c in failures[:max_failures]]
     counted = []
     if same_start:
         counted.append(f"_…and {len(same_start)} more cells where the agent did not start the same way._")
     if len(failures) > max_failures:
         counted.append(f"_…and {len(failures) - max_failures} more failing cells in report.json._")
-    flaky = [failure_detail(c, timing.get(c.id)) for c in flaky_passed(report)[:max_failures]]
+    flaky = [failure_detail(c, timing.get(c.id), shown(c), refs.get(c.input_id))
+             for c in flaky_passed(report)[:max_failures]]
     full = _join(marker, lead, details + counted, flaky, tables)
     if len(full) <= limit:
         return full
@@ -309,6 +348,15 @@ def render(report: Report, limit: int = COMMENT_LIMIT, max_failures: int = 20, m
     if len(compact) <= limit:
         return compact
     return shortened(report, limit, marker, details, full_report, max(0, len(failures) - max_failures))
+
+
+def _top_cells(report: Report, failures: list[CellResult], n: int) -> set[str]:
+    """The comment's top findings: the first cells of the first `n` causes exploration found, else the
+    `n` worst failing cells."""
+    causes = report.verdict.explore.causes if report.verdict.explore else []
+    if causes:
+        return {c.cells[0] for c in causes[:n] if c.cells}
+    return {c.id for c in failures[:n]}
 
 
 # What a comment over the limit sheds, in order, after the per-cell failures: the causes' log tails, their

@@ -63,6 +63,16 @@ class TraceStep(BaseModel):
     usage: TokenUsage | None = Field(default=None, description="LLM calls: tokens (and cost) the upstream billed.")
 
 
+class TurnRecord(BaseModel):
+    """One turn of a conversation run, as sent and answered (gate/agent/conversation.py `record`); its
+    latency is a measurement, so it stays out of the verdict."""
+
+    turn: int
+    text: str
+    answer: str | None = None
+    reason: str = "ok"
+
+
 class RunResult(BaseModel):
     run: int
     reason: str
@@ -74,6 +84,10 @@ class RunResult(BaseModel):
     trace: list[TraceStep] = Field(default_factory=list)
     state: dict | None = Field(default=None, description="Final world state (kept for failing runs).")
     usage: TokenUsage | None = Field(default=None, description="Tokens and cost of the run's LLM calls.")
+    turns: list[TurnRecord] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="A conversation input: every turn sent, its text, answer and reason, in order (kept for "
+                    "failing runs and the fault-free baseline's; absent for a single input).")
     log: str = Field(default="", exclude=True, description="What the agent's log gained during the run (its end): "
                                                           "becomes the cell's log_tail when the cell fails.")
 

@@ -256,6 +256,7 @@ def _judge(index: int, raw, obs: Observation, invariants: list[InvariantBase]):
     clean = all(c.passed for c in checks)
     result = RunResult(run=index, reason=raw.reason, status=raw.status, output=raw.output, detail=raw.detail,
                        checks=checks, trace=steps, usage=state.get("usage"), state=None if clean else worlds,
+                       turns=getattr(raw, "turns", None),
                        log="" if clean else getattr(raw, "log", ""))  # kept for failing runs only
     if state.get("seam_failed"):  # a harness error: the gate's part failed, whatever the agent then did
         result.error = ("the gate's in-process seam failed in the agent's process (the tool ran untouched): "

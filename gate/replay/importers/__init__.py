@@ -6,6 +6,13 @@ or a drop). LLM answers are stored as neutral turns (in Chat Completions JSON) a
 re-encoded at replay time in the dialect of the request, so the recording's own vendor
 shape never reaches the agent. A trace that cannot be imported is skipped with its id
 and reason; the rest are imported (see `ImportResult.exit_code`).
+
+A multi-turn conversation (a LangSmith thread: root runs sharing a `session_id`, `thread_id` or
+`conversation_id` in their metadata; an OpenTelemetry session: traces or agent spans sharing
+`session.id` / `gen_ai.conversation.id`) is imported as ONE session of several turns: each turn
+is reduced exactly as a single trace is, then the turns are joined in order (`conversation_of`):
+the user's messages as `turns`, every turn's calls in order, each tagged with its turn. A thread
+of one turn imports as the single trace it is.
 """
 
 from __future__ import annotations
@@ -76,3 +83,12 @@ def session_of(source: str, trace_id: str, name: str | None, text: str, output: 
                exchanges: list[RecordedExchange]) -> Session:
     return Session(id=f"{source}-{trace_id}", input_id=str(name or "imported"), input=text, output=output,
                    match="sequence", source=source, exchanges=exchanges)
+
+
+def conversation_of(source: str, key: str, turns: list[Session]) -> Session:
+    """One session of several turns: each turn imported as a single trace would be, in order. The recorded
+    calls of every turn answer the replay in order (sequence matching), tagged with their turn."""
+    exchanges = [ex.model_copy(update={"turn": n}) for n, turn in enumerate(turns, 1) for ex in turn.exchanges]
+    texts = [t.input for t in turns]
+    return Session(id=f"{source}-{key}", input_id=turns[0].input_id, input="\n".join(texts), turns=texts,
+                   output=turns[-1].output, match="sequence", source=source, exchanges=exchanges)

@@ -13,6 +13,10 @@ imported as the failure the agent saw (see failures.py). `wrap_openai` records a
 chat completion (`stream=True`) reduced to one `message` per choice but keeps the chunk's
 `object: chat.completion.chunk`, and its usage as `usage_metadata`: read as the completion
 it adds up to.
+
+A thread (root runs sharing a `session_id`, `thread_id` or `conversation_id` in their metadata, as
+LangSmith's Threads view groups them; the run's top-level `session_id` is its project, not a thread)
+imports as one conversation session, its traces as turns in start-time order (importers/__init__.py).
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from collections.abc import Iterator
 
 from gate.errors import ConfigError
 from gate.heap import frozen_heap
-from gate.replay.importers import ImportResult, Skip, failed, llm_answer, session_of, tool_answer
+from gate.replay.importers import ImportResult, Skip, conversation_of, failed, llm_answer, session_of, tool_answer
 from gate.replay.importers.failures import classify
 from gate.replay.importers.messages import input_text, llm_turn, output_text, unwrap, text_of
 
 CALLS = ("llm", "tool")
+THREAD_KEYS = ("session_id", "thread_id", "conversation_id")  # the metadata keys LangSmith groups a thread by
 
 
 def read_documents(path: Path) -> tuple[list[Any], list[tuple[str, str]]]:
@@ -228,13 +233,67 @@ def final_answer(root: dict, calls: list[dict]) -> str | None:
     return turn.text if turn is not None and turn.text else None
 
 
+def thread_key(run: dict) -> str | None:
+    """The thread a run belongs to, from its metadata (`extra.metadata`, as the SDK exports it, or
+    `metadata`); None outside a thread. Never the run's own `session_id` field: that is its project."""
+    for holder in ((run.get("extra") or {}).get("metadata") if isinstance(run.get("extra"), dict) else None,
+                   run.get("metadata")):
+        if isinstance(holder, dict):
+            for key in THREAD_KEYS:
+                value = holder.get(key)
+                if value is not None and str(value) != "":
+                    return str(value)
+    return None
+
+
+def trace_turns(trace_id: str, runs: list[dict], index: Index) -> list[tuple[str | None, str, list[dict]]]:
+    """A LangSmith trace is one turn: (its thread, its id, its runs). The thread is its root's, else any
+    run's (the SDK copies a parent's metadata onto its children, so an export filtered to LLM runs keeps it)."""
+    roots = [r for r in runs if index.parent(r) is None]
+    key = next((k for r in [*roots, *runs] if (k := thread_key(r)) is not None), None)
+    return [(key, trace_id, runs)]
+
+
 def import_langsmith(path: Path, llm_target: str = "llm", tool_map: dict[str, str] | None = None) -> ImportResult:
-    return import_runs(path, flatten, build_session, llm_target, tool_map)
+    return import_runs(path, flatten, build_session, llm_target, tool_map, trace_turns)
 
 
-def import_runs(path: Path, runs_of, build, llm_target: str, tool_map: dict[str, str] | None) -> ImportResult:
+def start_of(run: dict) -> float:
+    """A run's start as seconds: an ISO time (LangSmith) or nanoseconds since the epoch (OTLP)."""
+    raw = str(run.get("start_time") or "")
+    if raw.isdigit():
+        return int(raw) / 1e9
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def conversations(index: Index, turns_of) -> list[tuple[str | None, list[tuple[str, list[dict]]]]]:
+    """The sessions to build, in the order their first trace appears: (None, [one trace]) as ever, or
+    (thread, its turns in start-time order) for the turns `turns_of` keys with one thread."""
+    out: list[tuple[str | None, list]] = []
+    threads: dict[str, list] = {}
+    for trace_id, group in index.traces().items():
+        for key, unit_id, runs in turns_of(trace_id, group, index):
+            if key is None:
+                out.append((None, [(unit_id, runs)]))
+                continue
+            if key not in threads:
+                threads[key] = []
+                out.append((key, threads[key]))
+            threads[key].append((unit_id, runs))
+    for _, units in out:
+        if len(units) > 1:
+            units.sort(key=lambda u: min((start_of(r), index.sort_key(r)) for r in u[1]))
+    return out
+
+
+def import_runs(path: Path, runs_of, build, llm_target: str, tool_map: dict[str, str] | None,
+                turns_of=None) -> ImportResult:
     """The import LangSmith and OpenTelemetry share: each document -> runs (`runs_of`; a ValueError
-    skips that document) -> one Index -> a session per trace (`build`; Skip skips that trace).
+    skips that document) -> one Index -> a session per trace (`build`; Skip skips that trace), or per
+    conversation: the turns `turns_of` puts in one thread, each built as a trace is, joined in order.
 
     Linear in the runs; the heap is frozen while it imports (see gate/heap.py), so a process
     already holding a large heap (a test session, a gate run) does not walk it again per batch."""
@@ -250,9 +309,24 @@ def import_runs(path: Path, runs_of, build, llm_target: str, tool_map: dict[str,
                 result.skipped.append((where, str(exc)))
         index = Index(runs)
         wrappers = index.wrappers()
-        for trace_id, group in index.traces().items():
-            try:
-                result.sessions.append(build(trace_id, group, index, wrappers, llm_target, tool_map or {}))
-            except Skip as exc:
-                result.skipped.append((trace_id, str(exc)))
+        turns_of = turns_of or (lambda trace_id, group, _index: [(None, trace_id, group)])
+        tool_map = tool_map or {}
+        for key, units in conversations(index, turns_of):
+            if len(units) == 1:  # a single trace, a thread of one turn included: imported as it always was
+                unit_id, group = units[0]
+                try:
+                    result.sessions.append(build(unit_id, group, index, wrappers, llm_target, tool_map))
+                except Skip as exc:
+                    result.skipped.append((unit_id, str(exc)))
+                continue
+            turns = []
+            for n, (unit_id, group) in enumerate(units, 1):
+                try:
+                    turns.append(build(unit_id, group, index, wrappers, llm_target, tool_map))
+                except Skip as exc:
+                    result.skipped.append((key, f"conversation of {len(units)} turns: turn {n} "
+                                                f"(trace {unit_id}): {exc}"))
+                    break
+            else:
+                result.sessions.append(conversation_of(turns[0].source, key, turns))
         return result

@@ -8,6 +8,11 @@ answer comes from `gen_ai.output.messages` (the current conventions' parts), els
 flattened `gen_ai.completion.N.*` attributes older instrumentations write; a span with
 status ERROR is the failure its `error.type` and exception event describe. Spans are
 grouped by trace id and ordered by start time with the LangSmith importer's index.
+
+A session (spans sharing `session.id`, `gen_ai.conversation.id` or `langfuse.session.id`) of
+several turns imports as one conversation: a turn is a trace, or, where one trace holds several
+`invoke_agent` spans (none inside another), each of those with the calls under it; the turns go in
+start-time order. A trace with no such attribute imports as it always did.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from typing import Any
 from gate.dialects.model import ToolCall, Turn
 from gate.replay.importers import ImportResult, Skip, failed, llm_answer, session_of, tool_answer
 from gate.replay.importers.failures import classify
-from gate.replay.importers.langsmith import Index, import_runs
+from gate.replay.importers.langsmith import Index, import_runs, start_of
 from gate.replay.importers.messages import FINISH
 
 LLM_OPS = ("chat", "text_completion", "generate_content", "completion")
+SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "langfuse.session.id")  # the conversation a span is in
+AGENT_OP = "invoke_agent"
 
 
 def value(v: dict) -> Any:
@@ -174,5 +181,54 @@ def build(trace_id: str, runs: list[dict], index: Index, wrappers: set[str], llm
     return session_of("otel", trace_id, root["name"], text, output or None, exchanges)
 
 
+def session_key(run: dict) -> str | None:
+    attrs = run.get("attrs") or {}
+    return next((str(attrs[k]) for k in SESSION_KEYS if attrs.get(k) not in (None, "")), None)
+
+
+def _agent_above(run: dict, agents: set[str], index: Index) -> str | None:
+    node = index.parent(run)
+    while node is not None and node["id"] not in agents:
+        node = index.parent(node)
+    return node["id"] if node is not None else None
+
+
+def agent_turns(trace_id: str, runs: list[dict], index: Index) -> list[tuple[str | None, str, list[dict]]]:
+    """A trace's turns: the trace itself, or its outermost agent spans when it holds several. Each turn
+    keyed by its session: a span of its own, else (for a turn of a longer trace) an ancestor's."""
+    key = next((k for r in runs if (k := session_key(r)) is not None), None)
+    if key is None:  # no session: the trace imports as it always did
+        return [(None, trace_id, runs)]
+    agents = {r["id"] for r in runs if r["attrs"].get("gen_ai.operation.name") == AGENT_OP}
+    outer = [r for r in runs if r["id"] in agents and _agent_above(r, agents, index) is None]
+    if len(outer) < 2:
+        return [(key, trace_id, runs)]
+    outer.sort(key=lambda r: (start_of(r), index.sort_key(r)))
+    members: dict[str, list[dict]] = {r["id"]: [] for r in outer}
+    tops = {r["id"] for r in outer}
+    for run in runs:
+        top = run["id"] if run["id"] in tops else _agent_above(run, agents, index)
+        while top is not None and top not in tops:  # an inner agent: the outermost one above it
+            top = _agent_above(index.by_id[top], agents, index)
+        if top is None:  # a call outside every agent span: the turn it happened in (the last begun before it)
+            if run["run_type"] not in ("llm", "tool"):
+                continue
+            begun = [r["id"] for r in outer if start_of(r) <= start_of(run)]
+            top = begun[-1] if begun else outer[0]["id"]
+        members[top].append(run)
+    out = []
+    for agent in outer:
+        group = members[agent["id"]]
+        own = next((k for r in group if (k := session_key(r)) is not None), None)
+        ancestors, node = [], index.parent(agent)
+        while node is not None:
+            ancestors.append(node)
+            node = index.parent(node)
+        above = next((k for r in ancestors if (k := session_key(r)) is not None), None)
+        out.append((own or above or key, f"{trace_id}-{agent['id']}", group))
+    return out
+
+
 def import_otel(path: Path, llm_target: str = "llm", tool_map: dict[str, str] | None = None) -> ImportResult:
-    return import_runs(path, lambda doc: (as_run(s) for s in spans_of(doc)), build, llm_target, tool_map)
+    return import_runs(path, lambda doc: (as_run(s) for s in spans_of(doc)), build, llm_target, tool_map,
+                       agent_turns)

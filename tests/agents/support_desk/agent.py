@@ -1,7 +1,8 @@
 """A support desk that keeps each customer's conversation on its server: an async app on uvicorn (the shape
 FastAPI and ADK's api_server give), the `openai` SDK's AsyncOpenAI with a tool loop as its guide writes one,
 and two tools over HTTP: lookup_order (GET) and cancel_order (POST). POST /chat {"session", "message"} ->
-{"reply"}; the session's messages live in SESSIONS, keyed by the id the client sends.
+{"reply"}; the session's messages live in SESSIONS, keyed by the id the client sends. POST /chat_client
+{"history", "message"} is the same desk for a client that keeps the conversation and sends it each turn.
 
 Sound, it keeps every history the provider will take (a failed tool gets its tool message, saying so),
 trims a conversation the model refuses as too long, waits out only a short Retry-After (and without
@@ -87,10 +88,16 @@ async def ask(messages: list):
     raise Busy()
 
 
-async def turn(session: str, message: str) -> str:
+async def turn(session: str, message: str, sent: list | None = None) -> str:
+    """One turn: of the session kept here, or (`sent`) of the conversation the client sent."""
     if DEGRADED["on"]:
         return "Our order system is down right now, please try again later."
-    history = SESSIONS.setdefault(session, [{"role": "system", "content": SYSTEM}])
+    if sent is None:
+        history = SESSIONS.setdefault(session, [{"role": "system", "content": SYSTEM}])
+    else:
+        history = [{"role": "system", "content": SYSTEM}] + [
+            {"role": m["role"], "content": str(m.get("content") or "")} for m in sent
+            if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
     history.append({"role": "user", "content": message})
     for _ in range(6):
         try:
@@ -138,7 +145,9 @@ async def app(scope, receive, send):
     else:
         try:
             doc = json.loads(body or b"{}")
-            status, doc = 200, {"reply": await turn(str(doc.get("session", "")), str(doc.get("message", "")))}
+            sent = doc.get("history") if scope["path"] == "/chat_client" else None
+            status, doc = 200, {"reply": await turn(str(doc.get("session", "")), str(doc.get("message", "")),
+                                                    sent if isinstance(sent, list) else None)}
         except Exception as exc:  # an unhandled error: a 500, as a framework's default handler answers
             status, doc = 500, {"error": f"{type(exc).__name__}: {exc}"}
     await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
