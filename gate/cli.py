@@ -144,6 +144,8 @@ def _init_parser(sub) -> None:
     init.add_argument("--provider", choices=sorted(PROVIDERS))
     init.add_argument("--framework", choices=sorted(FRAMEWORKS))
     init.add_argument("--service", action="append", metavar="NAME=COMMAND", help="a service it needs (repeatable)")
+    init.add_argument("--session", action="store_true", help="your agent keeps a conversation across messages (a "
+                                                             "session or thread id): write a two-turn conversation input")
     init.add_argument("--dir", default=".", help="where to write (default: here)")
     init.add_argument("--force", action="store_true", help="overwrite existing files")
 

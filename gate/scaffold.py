@@ -1,8 +1,9 @@
 """`chaos-gate init`: a commented starter chaos-gate.yaml and a workflow, for a first run in minutes.
 
 On a terminal it asks (what the agent is: a server on `$PORT`, a script run once per input,
-or a URL it already runs at; its LLM provider, its framework, the services it needs);
-otherwise it takes flags (`--command`, `--script` with `--input stdin|arg`, `--agent-url`).
+or a URL it already runs at; whether it keeps a conversation; its LLM provider, its framework, the
+services it needs); otherwise it takes flags (`--command`, `--script` with `--input stdin|arg`,
+`--agent-url`, `--session`). An agent that keeps a conversation gets a two-turn conversation input.
 The config it writes validates as written and runs offline: the LLM is the gate's scripted
 `sim`, so the first run needs no key; it names no fault, so that run explores (docs/explore.md).
 A Python agent runs on the project's own interpreter (`.venv/bin/python` when the project has a
@@ -75,6 +76,7 @@ class Answers:
     services: list[tuple[str, str]] = field(default_factory=list)  # (name, command)
     adk: AdkApp | None = None  # a Google ADK app: served by `adk api_server`, not by `command`
     found: list = field(default_factory=list)  # the tools init found in the code (gate/scaffold_tools.py)
+    session: bool = False  # it keeps a conversation across messages: a two-turn conversation input is written
 
 
 def parse_service(text: str) -> tuple[str, str]:
@@ -174,6 +176,8 @@ def ask_answers(ask: Callable[[str], str], python: str | None = None, provider: 
         answers.input = choose("It reads the input on", ["stdin", "arg"], "stdin")
     else:
         answers = Answers(command=ask(f"The command that starts it [{default}]: ").strip() or default)
+    answers.session = choose("Does it keep a conversation across messages (a session or thread id)?",
+                             ["yes", "no"], "no") == "yes"
     answers.framework = choose("Framework", list(FRAMEWORKS), framework or "none")
     answers.provider = choose("LLM provider", list(PROVIDERS), provider or FRAMEWORKS[answers.framework][0])
     while True:
@@ -207,6 +211,12 @@ def _agent_block(a: Answers) -> str:
                 "  timeout: 30                      # seconds per run: a script still running then is killed\n")
     invoke = ('  invoke:                          # how one input reaches your agent: adjust path, body and output\n'
               '    http: {url: "{{url}}/chat", body: {message: "{{input}}"}, output: $.reply}\n')
+    if a.session:  # {{session}}: one id for every turn of a run, a fresh one for every run
+        invoke = ('  invoke:                          # how one input reaches your agent: adjust path, body and output;\n'
+                  '    http:                            # {{session}}: where your API takes its session or thread id\n'
+                  '      url: "{{url}}/chat"\n'
+                  '      body: {session: "{{session}}", message: "{{input}}"}\n'
+                  '      output: $.reply\n')
     if a.agent_url:
         return (f"agent:\n  url: {_q(a.agent_url)}            # already running: the gate does not start it\n"
                 + invoke + "  timeout: 30\n")
@@ -301,6 +311,41 @@ EXPLORE_NOTE = """\
 """
 
 
+def _conversation_block(a: Answers) -> str:
+    """A conversation input for an agent that keeps a session: turn 2 needs turn 1's memory."""
+    if not a.session:
+        return ""
+    if a.script:
+        how = ("  # A conversation: its turns in order, one run of your script each. A script keeps no session, so\n"
+               "  # `history: messages` hands each turn the previous ones (OpenAI-style messages JSON) in\n"
+               "  # $CHAOS_GATE_HISTORY: give them to your model. A script that reads turns line by line in one\n"
+               "  # process instead: `conversation: lines` under agent.invoke.command, and no `history`.\n")
+        history = "    history: messages\n"
+    else:
+        how = ("  # A conversation: its turns sent in order in one session, {{session}} in the request above (a fresh\n"
+               "  # id for every run). Adapt it: {{session}} where your API takes its session or thread id (body,\n"
+               "  # header or URL), turns your users say, the second needing the first. An agent that takes the\n"
+               "  # conversation from the client: `history: messages` here, {{history}} in the body instead.\n")
+        history = ""
+    return (how + "  # Under the sim, its rules above answer turn 2 only when its request holds turn 1 (docs/conversations.md).\n"
+            "  - id: remembers\n" + history +
+            "    turns:\n"
+            "      - \"My order number is 1234.\"\n"
+            "      - text: \"What was my order number?\"\n"
+            "        expect: [{type: contains, value: \"1234\"}]   # judged on this turn's answer\n")
+
+
+def _session_rules(a: Answers) -> str:
+    """Sim rules that answer the conversation's second turn from the first only when the agent sent both."""
+    if not a.session:
+        return ""
+    return ("  rules:                           # the conversation input `remembers` (below): `turn` matches the request's\n"
+            "    # user turn, `after` an answer before it, so turn 2 is answered from turn 1 only when the agent sent both\n"
+            "    - {turn: 1, when: 'order number is (\\d+)', answer: \"Noted: order {{1}}.\"}\n"
+            "    - {turn: 2, when: 'what was my order number', after: 'Noted: order 1234', "
+            "answer: \"Your order number is 1234.\"}\n")
+
+
 def render_config(a: Answers) -> str:
     base_env, _ = PROVIDERS[a.provider]
     return f"""# chaos-gate.yaml: written by `chaos-gate init` ({FRAMEWORKS[a.framework][2]}).
@@ -314,7 +359,7 @@ seed: 1
 {AZURE_NOTE if a.provider == "azure" else ""}  - {{name: {a.provider}, provider: {a.provider}, upstream: sim}}
 {_tools_block(a)}{tools_note(a.found)}sim:
   default: "Thanks for your message. I can help with that."   # what the scripted model answers
-  # rules:                           # script the model per input: tool calls, then an answer
+{_session_rules(a)}  # {"more rules:     " if a.session else "rules:           "}                # script the model per input: tool calls, then an answer
   #   - when: 'order (\\d+)'          # regex on the latest user message; {{{{1}}}} is its group
   #     steps:
   #       - {{call: lookup_order, arguments: {{order_id: "{{{{1}}}}"}}}}   # a tool your agent offers its model
@@ -325,7 +370,7 @@ seed: 1
   #     on_error: {{action: auto, retries: 1}}
 inputs:                              # your agent's golden inputs
   - {{id: greeting, text: "Hello! Can you help me with my order 1234?"}}
-mutation: {{count: 4}}                 # typos, case, homoglyphs, injection wrappers... (seeded, offline)
+{_conversation_block(a)}mutation: {{count: 4}}                 # typos, case, homoglyphs, injection wrappers... (seeded, offline)
 contract:
   invariants:
     - {{id: completes, type: completes, severity: critical}}
@@ -393,7 +438,7 @@ def run_init(args, out=None, ask: Callable[[str], str] | None = None, interactiv
         provider = args.provider or detect_provider(Path(args.dir)) or FRAMEWORKS[framework][0]
         answers = Answers(agent_url=args.agent_url, provider=provider,
                           framework=framework, services=[parse_service(s) for s in args.service or []],
-                          input=getattr(args, "input", None) or "stdin")
+                          input=getattr(args, "input", None) or "stdin", session=bool(getattr(args, "session", False)))
         if getattr(args, "script", None):
             answers.script = with_interpreter(args.script, python)
         elif not args.agent_url:

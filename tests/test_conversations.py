@@ -160,7 +160,7 @@ def test_a_whole_placeholder_inserts_a_list_and_an_embedded_one_its_json():
     ('{id: ada, baseline: x}', "inputs[0]", "set exactly one of 'text' (one message) or 'turns'"),
     ('{id: ada, turns: []}', "inputs[0]", "'turns' is empty: give the conversation's turns, or one message"),
     ('{id: ada, text: hi, history: messages}', "inputs[0]", "'history' is for a conversation: use 'turns'"),
-    ('{id: ada, turns: [{text: hi, expect: x}]}', "inputs[0].turns[0].expect", "unknown key 'expect'"),
+    ('{id: ada, turns: [{text: hi, expct: []}]}', "inputs[0].turns[0].expct", "unknown key 'expct' (did you mean"),
     ('{id: ada, turns: [hi], history: messages}', "inputs[0].history",
      "history: messages sends the previous turns as {{history}}, which agent.invoke.http never uses"),
 ])
@@ -169,17 +169,3 @@ def test_a_conversation_config_mistake_names_file_line_key_and_fix(tmp_path, ite
     with pytest.raises(ConfigError) as exc:
         read_config(path)
     assert f"{path}:10: {key}: {says}" in str(exc.value)
-
-
-def test_a_command_agent_with_turns_is_refused_saying_what_is_supported(tmp_path):
-    path = write_config(tmp_path, f"""
-version: 1
-agent:
-  invoke:
-    command: {{command: [{PY}, -c, "print(1)"]}}
-inputs:
-  - {{id: ada, turns: [hi, there]}}
-""")
-    with pytest.raises(ConfigError) as exc:
-        read_config(path)
-    assert f"{path}:6: inputs[0].turns: not yet: a conversation ('turns') runs on an HTTP agent" in str(exc.value)

@@ -61,7 +61,7 @@ def test_never_overwrites_without_force(tmp_path, capsys):
 
 
 def test_questions_on_a_terminal(tmp_path):
-    answers = iter(["url", "http://127.0.0.1:8000", "google-genai", "", "db=python3 db.py", ""])
+    answers = iter(["url", "http://127.0.0.1:8000", "", "google-genai", "", "db=python3 db.py", ""])
     asked: list[str] = []
 
     def ask(prompt: str) -> str:
@@ -76,11 +76,11 @@ def test_questions_on_a_terminal(tmp_path):
     assert config.agent.url == "http://127.0.0.1:8000"
     assert config.llm[0].provider == "gemini"  # the framework's provider was the default, and taken
     assert [s.name for s in config.services] == ["db"] and config.tools[0].env == "DB_URL"
-    assert len(asked) == 6 and "next: chaos-gate validate" in out.getvalue()
+    assert len(asked) == 7 and "next: chaos-gate validate" in out.getvalue()
 
 
 def test_questions_for_a_script_agent(tmp_path):
-    answers = iter(["script", "", "arg", "", "", ""])
+    answers = iter(["script", "", "arg", "", "", "", ""])
     args = argparse.Namespace(dir=str(tmp_path), agent_url=None, agent_command=None, script=None, input=None,
                               provider=None, framework=None, service=None, force=False)
     assert run_init(args, io.StringIO(), ask=lambda prompt: next(answers), interactive=True) == 0

@@ -90,8 +90,8 @@ BASE = Reference(answer="Your refund for order 1234 has been issued.",
                  writes={'POST orders/refunds {"order_id":"1234"}': 1}, calls={"http:orders POST ^/refunds(?:[?#]|$)": 1})
 
 
-def faulted(*steps, output="Your refund for order 1234 has been issued.", reason="ok", ref=BASE):
-    return Observation(output=output, reason=reason, status=200, trace=list(steps), reference=ref)
+def faulted(*steps, output="Your refund for order 1234 has been issued.", reason="ok", ref=BASE, state=None):
+    return Observation(output=output, reason=reason, status=200, trace=list(steps), reference=ref, state=state or {})
 
 
 def write(seq, key=None, fault=None, status=201, **kw):
@@ -129,16 +129,32 @@ CASES.update({
                              output="Your refund for order 1234 has")),
 })
 
+# Within a conversation (gate/contracts/turns.py, gate/contracts/sessions.py): a fault at turn 1, and what the turns
+# after it, or a session run beside it, then did.
+TALK = [{"turn": 1, "text": "refund 1234", "answer": "Sorry, the refund failed.", "reason": "ok"},
+        {"turn": 2, "text": "is it done?", "answer": "Sorry, the refund failed.", "reason": "ok"}]
+AT_TURN_1 = write(1, fault="error", status=500, turn=1)
+TURNS_REF = Reference(answer="It is done.", turn_model_calls=(1, 1))
+HOURS = {"input": "hours", "answers": ["We open at 9."], "latency_ms": 50.0, "model_calls": 1, "targets": []}
+PROBED = Reference(answer="x", fault="timeout", probe=HOURS)
+CASES.update({
+    "recovers": ({}, faulted(AT_TURN_1, llm(2, turn=2), ref=TURNS_REF, state={"turns": TALK}),
+                 faulted(AT_TURN_1, ref=TURNS_REF, state={"turns": TALK})),  # turn 2 answered, no model asked
+    "isolates_sessions": ({}, faulted(AT_TURN_1, ref=PROBED, state={"probe": {
+                              "input": "hours", "reason": "ok", "answer": "We open at 9 am.", "latency_ms": 80.0,
+                              "model_calls": 1}}),
+                          faulted(AT_TURN_1, ref=PROBED, state={"probe": {
+                              "input": "hours", "reason": "ok", "answer": "We open at 9.", "latency_ms": 6100.0,
+                              "model_calls": 1}})),  # the session beside it stalled for the fault's hold
+})
+
 
 def build(kind, params, **common):
     return TypeAdapter(Invariant).validate_python({"id": f"t-{kind}", "type": kind, **params, **common})
 
 
-ACROSS_CELLS = {"recovers"}  # judged from the cells after it (tests/test_explore.py), never within one run
-
-
 def test_every_registered_invariant_has_a_case():
-    assert set(CASES) | ACROSS_CELLS == set(INVARIANTS)
+    assert set(CASES) == set(INVARIANTS)  # recovers across cells: tests/test_explore.py
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))

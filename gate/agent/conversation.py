@@ -5,12 +5,18 @@ Pure helpers of `AgentInstance.converse` (gate/agent/instance.py), which owns th
 the rules a reader must trust — which answer the checks judge, which turn a failure is charged to, what
 `{{history}}` holds — read in one place, with no socket in sight. A run is one outcome, like a single
 input's: the last turn's answer when every turn answered, else the first failed turn's reason, its detail
-naming the turn (a conversation broken at turn 2 is no timeout of turn 5).
+naming the turn (a conversation broken at turn 2 is no timeout of turn 5). A command agent gets the same turns
+(`agent.invoke.command.conversation`): run once per turn, its history in $CHAOS_GATE_HISTORY, or once for the
+whole conversation, a line a turn (gate/agent/invoke.py LineSession).
 """
 
 from __future__ import annotations
 
+import json
+
 from gate.agent.invoke import RawOutcome
+
+HISTORY_ENV = "CHAOS_GATE_HISTORY"  # a per-turn command's previous turns, with `history: messages`
 
 
 def history_of(transcript: list[dict]) -> list[dict]:
@@ -25,6 +31,17 @@ def history_of(transcript: list[dict]) -> list[dict]:
 def turn_ctx(ctx: dict, n: int, history: str, transcript: list[dict]) -> dict:
     """The templates of turn `n` (1-based): `{{turn}}`, and `{{history}}` ([] unless `history: messages`)."""
     return {**ctx, "turn": str(n), "history": history_of(transcript) if history == "messages" else []}
+
+
+def command_env(ctx: dict, history: str) -> dict[str, str]:
+    """What a command run once per turn gets beside its configured env: with `history: messages`, the
+    previous turns as messages JSON in $CHAOS_GATE_HISTORY (`[]` at turn 1)."""
+    return {HISTORY_ENV: history_json(ctx)} if history == "messages" else {}
+
+
+def history_json(ctx: dict) -> str:
+    """`{{history}}` as the JSON text a command's env holds (an env value is a string, never a list)."""
+    return json.dumps(ctx.get("history") or [], ensure_ascii=False)
 
 
 def record(transcript: list[dict], n: int, text: str, outcome: RawOutcome) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gate.agent import conversation, dilation, netns, separation
 from gate.agent.environment import agent_environment
-from gate.agent.invoke import RawOutcome, invoke_command, invoke_http, log_size, read_from, send
+from gate.agent.invoke import LineSession, RawOutcome, invoke_command, invoke_http, log_size, read_from, send
 from gate.report.log_tail import with_log_tail
 from gate.agent.ports import free_port
 from gate.agent.process import AgentProcess, argv_of
@@ -185,30 +185,50 @@ class AgentInstance:
         is the whole conversation's slice, every turn's answer in `turns`. `on_turn(n)` is told before turn
         n is sent (the proxy keys the calls that follow, and the faults meant for that turn, by it)."""
         ctx = self._taken_session(ctx)
-        mark = log_size(self.log_path) if self.process is not None else 0
+        whole_log = self.process is not None or self.spec.invoke.command is not None
+        mark = log_size(self.log_path) if whole_log else 0
         transcript: list[dict] = []
         latency = 0.0
-        for n, text in enumerate(turns, 1):
-            on_turn(n)
-            outcome = await self._call(text, conversation.turn_ctx(ctx, n, history, transcript))
-            conversation.record(transcript, n, text, outcome)
-            latency += outcome.latency_ms
-            if outcome.reason != "ok":
-                break
-        if self.process is not None:
+        lines = self._line_session(ctx)
+        try:
+            for n, text in enumerate(turns, 1):
+                on_turn(n)
+                outcome = await self._call(text, conversation.turn_ctx(ctx, n, history, transcript), history, lines)
+                conversation.record(transcript, n, text, outcome)
+                latency += outcome.latency_ms
+                if outcome.reason != "ok":
+                    break
+        finally:
+            if lines is not None:
+                await lines.close()
+        if whole_log:
             outcome.log = read_from(self.log_path, mark)
         return conversation.ended(outcome, transcript, len(turns), latency)
 
-    async def _call(self, text: str, ctx: dict) -> RawOutcome:
-        """One request to the agent, `ctx` holding its session and turn."""
+    def _line_session(self, ctx: dict) -> LineSession | None:
+        """The one process of a `conversation: lines` command for this run (started by its first turn)."""
+        cmd = self.spec.invoke.command
+        if cmd is None or cmd.conversation != "lines":
+            return None
+        cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
+        env = self._env(invoke_env=render(cmd.env, self._ctx(**{**ctx, "turn": "1", "history": "[]"})))
+        return LineSession(cmd, cwd, env, self.log_path, self.spec.user, self.index)
+
+    async def _call(self, text: str, ctx: dict, history: str = "none", lines: LineSession | None = None,
+                    ) -> RawOutcome:
+        """One request to the agent, `ctx` holding its session and turn; `lines`, the conversation's one
+        process of a `conversation: lines` command (a single input's is made here, for its one turn)."""
         deadline = self.spec.timeout
         if self.spec.invoke.command is not None:
             cmd = self.spec.invoke.command
             if self.spec.network != "host":
                 separation.note("agent.network: proxy-only is not applied to a command invocation: it shares the "
                                 "gate's network")
+            if cmd.conversation == "lines":
+                return await self._line_turn(text, ctx, lines)
             cwd = (self.base_dir / cmd.cwd) if cmd.cwd else self.base_dir
-            env = self._env(invoke_env=render(cmd.env, self._ctx(**ctx)))
+            rendered = render(cmd.env, self._ctx(**{**ctx, "history": conversation.history_json(ctx)}))
+            env = self._env(invoke_env={**rendered, **conversation.command_env(ctx, history)})
             return await invoke_command(cmd, text, cwd, env, self.log_path, deadline, self.clock(), self.spec.user,
                                         self.index)
         mark = log_size(self.log_path) if self.process is not None else 0
@@ -220,6 +240,15 @@ class AgentInstance:
             outcome = await self._check_crash(outcome)
         outcome.log = read_from(self.log_path, mark)  # the cell's own slice: one instance per worker
         return outcome
+
+    async def _line_turn(self, text: str, ctx: dict, lines: LineSession | None) -> RawOutcome:
+        if lines is not None:
+            return await lines.ask(text, self.spec.timeout, self.clock())
+        single = self._line_session(ctx)  # a single input to a `conversation: lines` command: one turn
+        try:
+            return await single.ask(text, self.spec.timeout, self.clock())
+        finally:
+            await single.close()
 
     def clock(self) -> AgentClock:
         """The agent's time base for a cell (gate/agent/dilation.py): real time unless dilated."""

@@ -295,6 +295,30 @@ def _setpriv(who: separation.Identity, argv: list, env: dict) -> tuple[list, dic
     return [*who.setpriv(), shutil.which("env") or "/usr/bin/env", f"LD_PRELOAD={preload}", *argv], env, {}
 
 
+async def _spawn(argv: list, cwd: Path, env: dict, log_path: Path, as_user: dict,
+                 limit: int = 1 << 16) -> tuple[asyncio.subprocess.Process | None, int, str]:
+    """(the started command, where its stderr starts in the log, "") or (None, _, why it could not start)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        log_start = log.seek(0, os.SEEK_END)  # this call's stderr is what the log gains from here
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=log, start_new_session=True, limit=limit, **as_user)
+        except OSError as exc:
+            return None, log_start, f"could not start {argv[0]!r}: {exc}"
+    return proc, log_start, ""
+
+
+def _exit_summary(code: int, out: bytes) -> tuple[str, str]:
+    """(reason, summary) of a command that exited with `code` != 0, its stdout's end quoted."""
+    reason = "agent_crash" if code < 0 else "exit_nonzero"
+    stdout = out.decode("utf-8", "replace").rstrip("\n")[-300:]
+    summary = (f"exit status {code}" if code > 0 else f"killed by signal {-code}") + \
+        (f"; its stdout ends: {stdout}" if stdout else "")
+    return reason, summary
+
+
 async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, log_path: Path,
                          deadline: float, clock: AgentClock | None = None, user: str = "off",
                          instance: int = 0) -> RawOutcome:
@@ -308,15 +332,9 @@ async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, l
     clock = clock or AgentClock()
     clock.start()
     elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
-        log_start = log.seek(0, os.SEEK_END)  # this call's stderr is what the log gains from here
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=log, start_new_session=True, **as_user)
-        except OSError as exc:
-            return RawOutcome(None, "agent_crash", None, 0.0, f"could not start {argv[0]!r}: {exc}")
+    proc, log_start, failed = await _spawn(argv, cwd, env, log_path, as_user)
+    if proc is None:
+        return RawOutcome(None, "agent_crash", None, 0.0, failed)
     clock.pid_of = lambda: proc.pid
 
     async def converse():
@@ -345,12 +363,108 @@ async def invoke_command(spec: CommandInvoke, text: str, cwd: Path, env: dict, l
     finally:
         _kill_group(proc.pid)  # grandchildren left behind by the command
     if code != 0:
-        reason = "agent_crash" if code < 0 else "exit_nonzero"
-        stdout = out.decode("utf-8", "replace").rstrip("\n")[-300:]
-        summary = (f"exit status {code}" if code > 0 else f"killed by signal {-code}") + \
-            (f"; its stdout ends: {stdout}" if stdout else "")
+        reason, summary = _exit_summary(code, out)
         return RawOutcome(None, reason, code, elapsed(), with_log_tail(summary, _read_from(log_path, log_start)))
     output, bad = decode_strict(out)
     if output is None:
         return RawOutcome(None, "bad_output_encoding", 0, elapsed(), bad)
     return RawOutcome(output.rstrip("\n"), "ok", 0, elapsed(), log=_read_from(log_path, log_start))
+
+
+def one_line(text: str) -> str:
+    """A turn as the one line a `conversation: lines` command reads: its line breaks become spaces."""
+    return " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+class LineSession:
+    """A `conversation: lines` command (docs/conversations.md): ONE process for a whole conversation, each
+    turn written to its stdin as one line, each answer read from its stdout as one line, each within the
+    turn's deadline. It starts at the first turn and is ended by `close` (stdin closed, a moment to exit,
+    then its process group killed). A turn that gets no line (the process exited, timed out, flooded) ends
+    it: the conversation ends there, as any failed turn ends one."""
+
+    EXIT_GRACE = 2.0  # seconds a finished conversation's process gets to exit on its own after its stdin closes
+
+    def __init__(self, spec: CommandInvoke, cwd: Path, env: dict, log_path: Path, user: str = "off",
+                 instance: int = 0):
+        self.spec, self.cwd, self.env, self.log_path = spec, cwd, env, log_path
+        self.user, self.instance = user, instance
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def _start(self) -> str:
+        """"" once the process runs, else why it could not start."""
+        try:
+            argv, env, as_user = _as_user(self.user, argv_of(self.spec.command), self.cwd, self.env, self.spec.env,
+                                          self.instance)
+        except separation.Unreachable as exc:
+            return str(exc)
+        self.proc, _, failed = await _spawn(argv, self.cwd, env, self.log_path, as_user, limit=MAX_OUTPUT_BYTES)
+        return failed
+
+    async def ask(self, text: str, deadline: float, clock: AgentClock | None = None) -> RawOutcome:
+        clock = clock or AgentClock()
+        log_start = log_size(self.log_path)
+        first = self.proc is None
+        if first:  # its start is the first turn's time, as a per-turn command's start is its turn's
+            clock.start()
+            failed = await self._start()
+            if failed:
+                return RawOutcome(None, "agent_crash", None, 0.0, failed)
+        proc = self.proc
+        clock.pid_of = lambda: proc.pid
+        if not first:
+            clock.start()
+        elapsed = lambda: clock.elapsed() * 1000  # noqa: E731
+        try:
+            proc.stdin.write(one_line(text).encode() + b"\n")
+            await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it exited: its stdout's end says so below
+        try:
+            line = await clock.within(proc.stdout.readuntil(b"\n"), deadline)
+        except TimeoutError:
+            await self.close(grace=0)
+            return RawOutcome(None, "agent_timeout", None, elapsed(), f"no answer line within {deadline:g}s")
+        except asyncio.LimitOverrunError:
+            await self.close(grace=0)
+            return RawOutcome(None, "output_flood", None, elapsed(), f"an answer line over {MAX_OUTPUT_BYTES} bytes")
+        except asyncio.IncompleteReadError as exc:  # its stdout ended before the line: the process is gone
+            return await self._ended(exc.partial, elapsed(), log_start)
+        output, bad = decode_strict(line.rstrip(b"\r\n"))
+        if output is None:
+            return RawOutcome(None, "bad_output_encoding", None, elapsed(), bad)
+        return RawOutcome(output, "ok", None, elapsed(), log=_read_from(self.log_path, log_start))
+
+    async def _ended(self, partial: bytes, elapsed: float, log_start: int) -> RawOutcome:
+        """The outcome of a turn whose process closed its stdout before answering it."""
+        proc = self.proc
+        try:
+            code = await asyncio.wait_for(proc.wait(), self.EXIT_GRACE)
+        except TimeoutError:  # stdout closed, the process still there: it will answer nothing more
+            code = None
+        await self.close(grace=0)
+        log = _read_from(self.log_path, log_start)
+        if code:
+            reason, summary = _exit_summary(code, partial)
+            return RawOutcome(None, reason, code, elapsed, with_log_tail(summary, log))
+        said = f"; its stdout ends: {partial.decode('utf-8', 'replace')[-300:]}" if partial else ""
+        how = "exited with status 0" if code == 0 else "closed its stdout"
+        return RawOutcome(None, "agent_crash", code, elapsed,
+                          with_log_tail(f"{how} before answering this turn{said}", log))
+
+    async def close(self, grace: float | None = None) -> None:
+        """End the conversation: stdin closed (a chat loop ends on EOF), then its process group killed."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            pass
+        if proc.returncode is None and (grace if grace is not None else self.EXIT_GRACE) > 0:
+            try:
+                await asyncio.wait_for(proc.wait(), grace if grace is not None else self.EXIT_GRACE)
+            except TimeoutError:
+                pass
+        _kill_group(proc.pid)  # it, and whatever it left behind
+        await proc.wait()

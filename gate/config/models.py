@@ -7,15 +7,18 @@ suggestion rather than a silently ignored setting.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError, core_schema
 
-from gate.config.catalog_union import CatalogUnion, LazyModel
+from gate.config.catalog_union import CatalogUnion, LazyModel, relocated
 from gate.config.chaos import ChaosConfig, LlmUpstream, Scenario, SimConfig, ToolUpstream
 from gate.config.pricing import Price, ShrinkConfig
 from gate.contracts import INVARIANTS
 from gate.contracts.base import InvariantBase, Regex, StrictModel
+from gate.contracts.output_checks import OutputInvariant
 from gate.mutation import DEFAULT_WEIGHTS, MUTATORS
 from gate.templates import parse_path
 
@@ -170,7 +173,22 @@ class CommandInvoke(StrictModel):
     command: str | list[str]
     input: Literal["stdin", "arg"] = "stdin"
     cwd: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict, description="Templates: {{session}}, {{turn}}, {{history}} "
+                                                                  "(as JSON text), {{cell_id}}, {{input_id}}, {{run}}.")
+    conversation: Literal["per_turn", "lines"] = Field(
+        default="per_turn",
+        description="How a conversation input (`turns`) reaches the command (docs/conversations.md): per_turn runs "
+                    "it once per turn, the turn's text as its input (with `history: messages`, the previous turns "
+                    "in $CHAOS_GATE_HISTORY); lines runs it once for the whole conversation, each turn written to "
+                    "its stdin as one line and each answer read from its stdout as one line (a single `text` "
+                    "input too: a conversation of one turn).")
+
+    @model_validator(mode="after")
+    def _lines_read_stdin(self):
+        if self.conversation == "lines" and self.input == "arg":
+            raise ValueError("conversation: lines writes each turn to the command's stdin, one line a turn: "
+                             "drop 'input: arg' (or use conversation: per_turn)")
+        return self
 
 
 class InvokeSpec(StrictModel):
@@ -244,21 +262,82 @@ class AgentConfig(StrictModel):
         return self
 
 
+# The output checks a turn may `expect` (gate/contracts/output_checks.py), judged on that turn's answer alone:
+# every one but similar_to_baseline, whose reference answer is the whole input's (docs/conversations.md).
+TURN_CHECKS = {name: cls for name, cls in INVARIANTS.items()
+               if issubclass(cls, OutputInvariant) and name != "similar_to_baseline"}
+AUTO_ID = "__turn_check__"  # an `expect` item without its own id: named `<input>:turn<N>:<type>` by its input
+TURN_CHECK_ID = re.compile(r"^[A-Za-z0-9_.-]+:turn[0-9]+:[a-z_]+(-[0-9]+)?$")  # that name, as a dumped config holds it
+
+
+class _TurnChecks(CatalogUnion):
+    """An output check of one turn, as in the contract but for its `id`: the input names it by its turn."""
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
+        return {"type": "object", "required": ["type"], "properties": {"type": {"enum": list(self.catalog)}},
+                "description": "An output check as in contract.invariants (its type's parameters), without an id."}
+
+    def validate(self, value: Any):
+        if isinstance(value, dict):
+            kind = value.get("type")
+            if isinstance(kind, str) and kind in INVARIANTS and kind not in self.catalog:
+                why = "compares the whole input's answer with its baseline" if kind == "similar_to_baseline" else \
+                    "is not a check of an answer's text"
+                raise PydanticCustomError("turn_check_type", "'{kind}' {why}: a turn's expect takes {known}; judge "
+                                          "the whole run in contract.invariants",
+                                          {"kind": kind, "why": why, "known": ", ".join(self.catalog)})
+            if "id" not in value:
+                value = {**value, "id": AUTO_ID}
+            elif not (isinstance(value["id"], str) and TURN_CHECK_ID.match(value["id"])):  # a dumped config's own
+                raise PydanticCustomError("turn_check_id", "a turn's check is named by its input and turn "
+                                          "(<input>:turn<N>:<type>): drop 'id'")
+        return super().validate(value)
+
+
+TurnCheck = Annotated[InvariantBase, _TurnChecks(TURN_CHECKS, "type")]
+
+
 class TurnSpec(StrictModel):
-    """One turn of a conversation input written as a mapping (docs/conversations.md). Only `text` for now:
-    an input has no checks of its own to hold per turn (the contract's invariants judge the last answer)."""
+    """One turn of a conversation input written as a mapping (docs/conversations.md): its text, and the output
+    checks its own answer must pass (the contract's invariants judge the last answer)."""
 
     text: str = Field(description="What the user says at this turn: `{{input}}` of this turn's request.")
+    expect: list[TurnCheck] = Field(
+        default_factory=list,
+        description="Output checks judged on this turn's answer (contains, excludes, regex, ...: the contract's "
+                    "output invariants but similar_to_baseline), each `{type, ...}` as in contract.invariants but for its "
+                    "id, which is `<input>:turn<N>:<type>`. A failed one fails the cell, its message naming the turn.")
+
+
+class _Turn:
+    """A turn: a text, or a TurnSpec mapping. Chosen by the value's shape, so a mistake inside a mapping is
+    reported at its own key alone (a plain `str | TurnSpec` union adds "should be a valid string" to each)."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(self.validate)
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
+        return handler(TypeAdapter(str | TurnSpec).core_schema)
+
+    def validate(self, value: Any) -> str | TurnSpec:
+        if isinstance(value, (str, TurnSpec)):
+            return value
+        if not isinstance(value, dict):
+            raise PydanticCustomError("turn_type", "a turn is a text, or a mapping {text: ..., expect: [...]}")
+        try:
+            return TurnSpec.model_validate(value)
+        except ValidationError as exc:
+            raise relocated(exc) from None
 
 
 class InputSpec(StrictModel):
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     text: str | None = Field(
         default=None, description="The user's message: one turn in a fresh session. Set this or `turns`.")
-    turns: list[str | TurnSpec] | None = Field(
+    turns: list[Annotated[str | TurnSpec, _Turn()]] | None = Field(
         default=None,
-        description="A conversation instead of one message (docs/conversations.md): each a text or {text}, sent "
-                    "in order in one session ({{session}}, {{turn}}); the last turn's answer is the output.")
+        description="A conversation instead of one message (docs/conversations.md): each a text or {text, "
+                    "expect}, sent in order in one session ({{session}}, {{turn}}); the last turn's answer is the output.")
     history: Literal["messages", "none"] = Field(
         default="none",
         description="With `turns`: `messages` hands the previous turns to each request as {{history}} (an "
@@ -269,6 +348,7 @@ class InputSpec(StrictModel):
 
     @model_validator(mode="after")
     def _text_or_turns(self):
+        self._name_turn_checks()
         if self.turns is not None and not self.turns:
             raise ValueError("'turns' is empty: give the conversation's turns, or one message as 'text'")
         if (self.text is None) == (self.turns is None):
@@ -276,6 +356,21 @@ class InputSpec(StrictModel):
         if self.history != "none" and self.turns is None:
             raise ValueError("'history' is for a conversation: use 'turns', or drop 'history'")
         return self
+
+    def _name_turn_checks(self) -> None:
+        """`<input>:turn<N>:<type>` for each `expect` item given no id (a second of one type on a turn: `-2`)."""
+        for n, turn in enumerate(self.turns or [], 1):
+            seen: dict[str, int] = {}
+            for check in turn.expect if isinstance(turn, TurnSpec) else []:
+                seen[check.type] = seen.get(check.type, 0) + 1
+                if check.id == AUTO_ID:
+                    again = seen[check.type]
+                    check.id = f"{self.id}:turn{n}:{check.type}" + (f"-{again}" if again > 1 else "")
+
+    def turn_checks(self) -> list[tuple[int, int, InvariantBase]]:
+        """(turn number from 1, index in its `expect`, the check) of every per-turn check, in order."""
+        return [(n, k, check) for n, turn in enumerate(self.turns or [], 1) if isinstance(turn, TurnSpec)
+                for k, check in enumerate(turn.expect)]
 
     def turn_texts(self) -> tuple[str, ...] | None:
         """The conversation's texts in order, or None for a single message."""

@@ -1,6 +1,7 @@
 """Config of `sim`, the scripted model: rules that behave like a model, step by step.
 
-A rule matches the latest user message and scripts what the model does next: a tool
+A rule matches the latest user message (and, in a conversation, its user turn's number or an earlier
+answer: `turn`, `after`) and scripts what the model does next: a tool
 call (or several in one turn), then another, then an answer — and what it does when a
 tool fails (`on_error`; by default what a model does: re-issue a call whose arguments
 did not parse, once, and apologise for a failed tool), so a script never claims success
@@ -76,6 +77,13 @@ class SimRule(StrictModel):
     schema_: Regex | None = Field(default=None, alias="schema",
                                   description="Regex searched in the name and title of the response schema a "
                                               "structured-output request asks for (e.g. 'Relevance').")
+    turn: int | None = Field(default=None, ge=1,
+                             description="Match only at this user turn of a conversation: the request's N-th user "
+                                         "message, counted from 1 (docs/conversations.md).")
+    after: Regex | None = Field(default=None,
+                                description="Match only when an earlier answer of the conversation (an assistant "
+                                            "message before the latest user message) matches this regex "
+                                            "(case-insensitive).")
     tool: str | None = Field(default=None, description="Shorthand: call this tool first, then answer.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments; {{1}} = regex group 1.")
     answer: str | None = Field(default=None, description="Final answer; {{tool_result}} and {{1}} expand.")
@@ -89,9 +97,10 @@ class SimRule(StrictModel):
 
     @model_validator(mode="after")
     def _something_to_match(self):
-        if not self.when and self.model is None and self.system is None and self.schema_ is None:
-            raise ValueError("a rule matches on `when` (the user's message), `model`, `system` or `schema`; "
-                             "give at least one")
+        if not self.when and self.model is None and self.system is None and self.schema_ is None \
+                and self.turn is None and self.after is None:
+            raise ValueError("a rule matches on `when` (the user's message), `model`, `system`, `schema`, `turn` "
+                             "or `after`; give at least one")
         return self
 
     @model_validator(mode="after")

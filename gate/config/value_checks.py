@@ -24,6 +24,8 @@ START_NAMES = ("port", "url")
 RESET_NAMES = START_NAMES + ("cell_id", "input_id", "run", "session")
 # `turn` (1-based) and `history` (the previous turns as messages): a conversation input's (docs/conversations.md)
 INVOKE_NAMES = RESET_NAMES + ("input", "turn", "history")
+# a command's env: the run's names, and a conversation's turn and history (JSON text); its input is stdin or argv
+COMMAND_ENV_NAMES = RESET_NAMES + ("turn", "history")
 
 
 def value_problems(config: Config) -> list[Problem]:
@@ -86,7 +88,7 @@ def template_problems(config: Config) -> list[Problem]:
             out += _unknown_templates(getattr(http, part), ("agent", "invoke", "http", part), INVOKE_NAMES,
                                       "agent.invoke.http")
     if agent.invoke.command is not None:
-        out += _unknown_templates(agent.invoke.command.env, ("agent", "invoke", "command", "env"), RESET_NAMES,
+        out += _unknown_templates(agent.invoke.command.env, ("agent", "invoke", "command", "env"), COMMAND_ENV_NAMES,
                                   "agent.invoke.command.env")
     if agent.reset is not None:
         for part in ("url", "headers", "body"):
@@ -116,21 +118,30 @@ def _sim_template_problems(config: Config) -> list[Problem]:
 # --- conversations ------------------------------------------------------------------------
 
 def conversation_problems(config: Config) -> list[Problem]:
-    """A conversation the agent could not be given: a command agent (not yet), or client-sent history the
-    invoke request never sends (the agent would answer every turn blind, and the run pass on nothing)."""
+    """A conversation the agent could not be given: client-sent history the invoke request never sends (the
+    agent would answer every turn blind, and the run pass on nothing), or to a `conversation: lines` command
+    that holds the conversation itself; and a turn's check that could judge no cell of its input."""
     out = []
-    http = config.agent.invoke.http
+    http, command = config.agent.invoke.http, config.agent.invoke.command
     for i, inp in enumerate(config.inputs):
         if inp.turns is None:
             continue
-        if http is None:
-            out.append(Problem(("inputs", i, "turns"), "not yet: a conversation ('turns') runs on an HTTP agent "
-                                                       "(agent.invoke.http) only; give a command agent one 'text'"))
-        elif inp.history == "messages" and not _uses_template([http.url, http.headers, http.body], "history"):
+        if http is not None and inp.history == "messages" and \
+                not _uses_template([http.url, http.headers, http.body], "history"):
             out.append(Problem(("inputs", i, "history"), "history: messages sends the previous turns as "
                                                          "{{history}}, which agent.invoke.http never uses: put it in "
                                                          "the body (e.g. body: {messages: \"{{history}}\"}) or drop "
                                                          "'history'"))
+        if command is not None and command.conversation == "lines" and inp.history == "messages":
+            out.append(Problem(("inputs", i, "history"), "history: messages hands each turn the previous ones, and a "
+                                                         "conversation: lines command holds the whole conversation "
+                                                         "in its one process: drop 'history' (or use "
+                                                         "conversation: per_turn, which gets $CHAOS_GATE_HISTORY)"))
+        for n, k, check in inp.turn_checks():
+            if check.when is not None and check.when.input is not None:
+                out.append(Problem(("inputs", i, "turns", n - 1, "expect", k, "when", "input"),
+                                   f"a turn's check judges its own input ('{inp.id}') only: drop 'input' (a `when` "
+                                   "here may name stage, scenario or mutation)"))
     return out
 
 
@@ -146,6 +157,9 @@ def all_invariants(config: Config) -> Iterator[tuple[Loc, Any]]:
     for name, invariants in config.replay.contracts.items():
         for i, inv in enumerate(invariants):
             yield ("replay", "contracts", name, i), inv
+    for i, inp in enumerate(config.inputs):  # a conversation's per-turn checks (docs/conversations.md)
+        for n, k, check in inp.turn_checks():
+            yield ("inputs", i, "turns", n - 1, "expect", k), check
 
 
 def all_faults(config: Config) -> Iterator[tuple[Loc, Any]]:

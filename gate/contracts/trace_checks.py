@@ -240,6 +240,9 @@ class HonorsRetryAfter(_TraceFilter):
 
     type: Literal["honors_retry_after"] = "honors_retry_after"
     tolerance_ms: float = Field(default=50.0, ge=0)
+    model_retries: bool = Field(default=True, description="Count a tool call the model asked for again (a model "
+                                                          "call between the limited call and its repeat); "
+                                                          "`bounded_retries` does not: the model chose it.")
 
     def check(self, obs):
         entries = [e for e in obs.trace if not self.target or fnmatch.fnmatchcase(e.target, self.target)]
@@ -249,11 +252,17 @@ class HonorsRetryAfter(_TraceFilter):
             if e.retry_after is None or e.end_ms is None:
                 continue
             ready = e.end_ms + e.retry_after * 1000 - tolerance
-            early = next((n for n in entries[i + 1:] if _again(n, e) and n.start_ms < ready), None)
+            early = next((n for n in entries[i + 1:] if _again(n, e) and n.start_ms < ready
+                          and (self.model_retries or not _model_between(obs.trace, e, n))), None)
             if early is not None:
                 return Verdict(False, f"called {e.target} again (call {early.call}) before its "
                                       f"Retry-After of {e.retry_after:g}s had passed")
         return Verdict(True, "every Retry-After was honoured")
+
+
+def _model_between(trace, limited, later) -> bool:
+    """A model call answered between a tool call and its repeat: the model asked for the repeat."""
+    return limited.kind == "tool" and any(e.kind == "llm" and limited.seq < e.seq < later.seq for e in trace)
 
 
 def _again(later, limited) -> bool:

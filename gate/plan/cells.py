@@ -30,6 +30,7 @@ from gate.contracts.trace_checks import ReplayMatches
 from gate.mutation import Preserve, mutate
 from gate.plan.oracles import BASELINE, explore_spec, oracles
 from gate.plan.seeds import derive_seed
+from gate.plan.turn_checks import turn_checks
 
 MUTATION = "mutation"  # the scenario of every mutation cell: no faults, a perturbed input
 
@@ -80,7 +81,8 @@ def invariants_of(config: Config) -> list[InvariantBase]:
     """The configured invariants, plus an implicit high-severity `completes` when none is
     declared: an agent that crashes or hangs must never score 100 by default; and for an
     agent process the gate starts (`agent.start.command`), an implicit critical `stays_up`:
-    a process that dies is an outage, and fails the gate by default."""
+    a process that dies is an outage, and fails the gate by default. A conversation turn's own checks
+    (`expect`) follow the declared ones (gate/plan/turn_checks.py)."""
     declared = list(config.contract.invariants)
     if not any(inv.type == "completes" for inv in declared):
         declared.append(Completes(id="completes", severity="high"))
@@ -92,7 +94,7 @@ def invariants_of(config: Config) -> list[InvariantBase]:
         declared.append(ReplayMatches(id="replay-matches", severity="critical", when={"stage": "replay"}))
     for contract in config.replay.contracts.values():
         declared.extend(contract)
-    return declared + oracles(config)
+    return declared + turn_checks(config) + oracles(config)
 
 
 def _contract_ids(config: Config) -> set[str]:

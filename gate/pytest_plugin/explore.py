@@ -165,6 +165,8 @@ def _switch(item, current, cell):
 
     current.end()
     inner = current.proxy.begin(cell, current.run)
+    if hasattr(current, "conversation"):  # chaos_run.conversation(...) runs on the point's run too
+        inner.conversation = type(current.conversation)(inner, current.conversation.spec)
     swaps = {id(current): inner, id(current.trace): inner.trace, id(current.clock): inner.clock}
     for name, value in list(item.funcargs.items()):
         if id(value) in swaps:

@@ -1,6 +1,7 @@
 """The plugin's fixtures, all named `chaos_*` so none can take the place of a team's own.
 
-`chaos_run` is the run (env values set for the agent's clients, worlds, clock, trace);
+`chaos_run` is the run (env values set for the agent's clients, worlds, clock, trace; `conversation(...)`,
+a conversation input: conversation.py);
 `chaos_run_index` its index, parametrized by `chaos_runs(N)`; `chaos_sim`, `chaos_world`,
 `chaos_clock` and `chaos_trace` are parts of it. Short names (`world`, `sim`, ...) are
 opt-in aliases (aliases.py). The spec a run plays is built from the test's markers once,
@@ -76,6 +77,7 @@ def chaos_run_index(request) -> int:
 @pytest.fixture
 def chaos_run(request, chaos_run_index, monkeypatch):
     """The gate's proxy for this run, with the agent's base-URL env values set for the test's duration."""
+    from gate.pytest_plugin.conversation import Conversations
     from gate.testing.proxy import ChaosProxy
 
     spec = request.node.stash.get(SPEC, None)
@@ -88,6 +90,7 @@ def chaos_run(request, chaos_run_index, monkeypatch):
     if key not in proxies:
         proxies[key] = ChaosProxy(spec.config, spec.forced)
     run = proxies[key].begin(spec.cell(), chaos_run_index)
+    run.conversation = Conversations(run, spec)  # chaos_run.conversation([...turns...], history=...)
     request.node.stash[RUN] = (spec, run)
     for name, value in run.env.items():
         monkeypatch.setenv(name, value)

@@ -1,7 +1,8 @@
 """The sim's brain: (config, conversation) -> the next turn. Pure and deterministic.
 
-It reads the conversation the way a model does — the latest user message, and the
-tool calls and results since — to find where the matching rule's script stands:
+It reads the conversation the way a model does — the latest user message (which user turn it is, what
+was answered before it: a rule's `turn` and `after`), and the tool calls and results since — to find
+where the matching rule's script stands:
 which steps are done, and whether the latest tool results were errors (tool_errors.py
 knows the frameworks' words for one). Then it acts as a well-behaved model would: it
 only calls tools the request offers (and says so in the trace when a rule names one it
@@ -113,6 +114,18 @@ def progress(conv: Conversation, failed_result=answers.is_error) -> Progress:
     return state
 
 
+def user_turn(conv: Conversation) -> int:
+    """Which user turn of the conversation this request answers: its user messages with text, counted (a
+    tool result carried in a user message is no turn)."""
+    return sum(1 for m in conv.messages if m.role == "user" and m.text)
+
+
+def earlier_answers(conv: Conversation) -> list[str]:
+    """The assistant's texts before the latest user message: its answers to the earlier turns."""
+    last = max((i for i, m in enumerate(conv.messages) if m.role == "user" and m.text), default=0)
+    return [m.text for m in conv.messages[:last] if m.role == "assistant" and m.text]
+
+
 def _render(value: Any, ctx: dict[str, str]) -> Any:
     if isinstance(value, str):
         return re.sub(r"\{\{\s*([\w.]+)\s*\}\}", lambda m: ctx.get(m.group(1), ""), value)
@@ -217,6 +230,10 @@ class Script:
         conv, flags = self.conv, re.IGNORECASE | re.DOTALL
         schema = conv.response_schema or {}
         names = " ".join(n for n in (conv.schema_name, str(schema.get("title") or "")) if n)
+        if rule.turn is not None and user_turn(conv) != rule.turn:
+            return False
+        if rule.after is not None and not any(re.search(rule.after, said, flags) for said in earlier_answers(conv)):
+            return False
         return all(pattern is None or re.search(pattern, subject, flags) is not None
                    for pattern, subject in ((rule.model, conv.model or ""), (rule.system, conv.system),
                                             (rule.schema_, names)))
