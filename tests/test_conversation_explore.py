@@ -160,6 +160,16 @@ def test_the_sound_desk_passes_under_a_model_that_never_answers_twice_alike(tmp_
                for m in judged(report, "isolates_sessions"))
 
 
+@pytest.mark.parametrize("shape", [CLIENT, GRAPH])
+def test_the_other_sound_twins_pass_under_the_nondeterministic_model(tmp_path, model, shape):
+    """The client-history desk and the LangGraph desk, on the cells their bugs show in."""
+    os.environ["WOBBLE_SEED"] = "4"
+    cells = [a for p in PLANTED if p[4] == shape for a in ("--only", p[2])]
+    code, report = explore(tmp_path, "", *cells, model=model, shape=shape)
+    assert code == 0 and not breaches(report), sorted(breaches(report))
+    assert report["verdict"]["explore"]["run"] >= 1  # the wobbly baseline may push a cell past the budget
+
+
 def test_the_dangling_call_is_refused_by_the_nondeterministic_model_too(tmp_path, model):
     os.environ["WOBBLE_SEED"] = "3"
     code, report = explore(tmp_path, "dangling_call", "--only", "chaos/cancel/explore/t2-orders-POST-*/error",
