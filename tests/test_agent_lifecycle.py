@@ -162,3 +162,20 @@ def test_secret_printed_by_the_agent_is_redacted_from_logs_and_reports(tmp_path,
     logs = "".join(p.read_text() for p in (tmp_path / "out" / "logs").glob("*.log"))
     assert "***AGENT_API_TOKEN***" in logs and "tok-very-secret-123" not in logs
     assert "tok-very-secret-123" not in dump and "***AGENT_API_TOKEN***" in dump
+
+
+def test_a_shell_started_agent_stops_at_once_not_after_the_grace(tmp_path):
+    """`start.command` as a string runs under /bin/sh. The gate is a child subreaper, so the shell's child,
+    outliving the shell by a moment, is the gate's to reap: its zombie must not hold the stop for the
+    whole grace period (2 s per agent stop, at every restart and at the end of every run)."""
+    from gate.agent import accounting, reaper
+
+    accounting.harden()  # as the CLI does: the subreaper
+    proc = subprocess.Popen(["/bin/sh", "-c", f"{sys.executable} -c 'import time; time.sleep(30)'; echo done"],
+                            start_new_session=True)
+    reaper.track(proc.pid, proc)
+    time.sleep(0.3)
+    began = time.monotonic()
+    reaper.kill_group(proc.pid, grace=2.0)
+    assert time.monotonic() - began < 1.0
+    assert proc.poll() is not None

@@ -39,6 +39,7 @@ def kill_group(pgid: int, grace: float = 2.0) -> None:
         if proc is not None and proc.poll() is None:
             time.sleep(0.02)
             continue
+        _reap_zombies(pgid)  # the leader is gone: its orphans are the gate's (a subreaper) once they exit
         try:
             os.killpg(pgid, 0)
         except ProcessLookupError:
@@ -55,6 +56,19 @@ def kill_group(pgid: int, grace: float = 2.0) -> None:
         except subprocess.TimeoutExpired:
             pass
     untrack(pgid)
+
+
+def _reap_zombies(pgid: int) -> None:
+    """Collect the group's exited members that are the gate's children: the gate is a child subreaper
+    (gate/agent/accounting.py), so a shell's child outliving the shell is reparented to it, and its zombie
+    would count as the group still alive until the grace ran out."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-pgid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 _cleanups: dict[str, object] = {}
