@@ -95,3 +95,31 @@ def start_orders(root: Path):
                             env={**os.environ, "ORDERS_PORT": str(port)}, stdout=subprocess.PIPE, text=True)
     assert "orders service" in proc.stdout.readline()
     return proc, f"http://127.0.0.1:{port}"
+
+
+def chat_asgi(answer):
+    """An async chat app (the shape FastAPI or ADK's api_server give an agent), without a framework:
+    POST any path -> `await answer(path, doc)` as {"reply"}; GET -> {"ok": true}; an exception the answer
+    lets through is a 500 with its type and message, as a framework's default handler answers."""
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        status, doc = 200, {"ok": True}
+        if scope["method"] == "POST":
+            try:
+                doc = {"reply": await answer(scope["path"], json.loads(body or b"{}"))}
+            except Exception as exc:  # noqa: BLE001 - unhandled by the agent: its 500
+                status, doc = 500, {"error": f"{type(exc).__name__}: {exc}"}
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": json.dumps(doc).encode()})
+    return app

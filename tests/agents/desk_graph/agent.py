@@ -16,8 +16,8 @@ answer on. $BUGS:
 """
 
 import asyncio
-import json
 import os
+import sys
 
 import httpx
 import openai
@@ -27,6 +27,9 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import ToolNode, create_react_agent
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from httpkit import chat_asgi  # noqa: E402
 
 BUGS = {b for b in os.environ.get("BUGS", "").split(",") if b}
 ORDERS = os.environ.get("ORDERS_URL", "http://127.0.0.1:18980")
@@ -100,27 +103,11 @@ async def turn(session: str, message: str) -> str:
     return last.content if isinstance(last.content, str) and last.content else "Sorry, I have no answer to that."
 
 
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
-        return
-    body = b""
-    while True:
-        event = await receive()
-        body += event.get("body", b"")
-        if not event.get("more_body"):
-            break
-    status, doc = 200, {"ok": True}
-    if scope["method"] == "POST":
-        try:
-            doc = json.loads(body or b"{}")
-            doc = {"reply": await turn(str(doc.get("session", "")), str(doc.get("message", "")))}
-        except Exception as exc:  # unhandled: a 500, as a framework's default handler answers
-            status, doc = 500, {"error": f"{type(exc).__name__}: {exc}"}
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
-    await send({"type": "http.response.body", "body": json.dumps(doc).encode()})
+async def answer(path: str, doc: dict) -> str:
+    return await turn(str(doc.get("session", "")), str(doc.get("message", "")))
+
+
+app = chat_asgi(answer)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,15 @@ only across turns or across sessions (tests/test_conversation_explore.py finds t
 import asyncio
 import json
 import os
+import sys
 import time
 
 import httpx
 import openai
 import uvicorn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from httpkit import chat_asgi  # noqa: E402
 
 BUGS = {b for b in os.environ.get("BUGS", "").split(",") if b}
 ORDERS = os.environ.get("ORDERS_URL", "http://127.0.0.1:18980")
@@ -128,30 +132,12 @@ async def turn(session: str, message: str, sent: list | None = None) -> str:
     return "Sorry, I could not finish that."
 
 
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
-        return
-    body = b""
-    while True:
-        event = await receive()
-        body += event.get("body", b"")
-        if not event.get("more_body"):
-            break
-    if scope["method"] == "GET":
-        status, doc = 200, {"ok": True}
-    else:
-        try:
-            doc = json.loads(body or b"{}")
-            sent = doc.get("history") if scope["path"] == "/chat_client" else None
-            status, doc = 200, {"reply": await turn(str(doc.get("session", "")), str(doc.get("message", "")),
-                                                    sent if isinstance(sent, list) else None)}
-        except Exception as exc:  # an unhandled error: a 500, as a framework's default handler answers
-            status, doc = 500, {"error": f"{type(exc).__name__}: {exc}"}
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
-    await send({"type": "http.response.body", "body": json.dumps(doc).encode()})
+async def answer(path: str, doc: dict) -> str:
+    sent = doc.get("history") if path == "/chat_client" else None
+    return await turn(str(doc.get("session", "")), str(doc.get("message", "")), sent if isinstance(sent, list) else None)
+
+
+app = chat_asgi(answer)
 
 
 if __name__ == "__main__":
