@@ -194,6 +194,16 @@ def test_a_config_that_names_no_fault_explores_and_off_switches_it_off():
     assert ids["survives"].when.scenario == "explore"
 
 
+def test_a_bare_off_switches_an_oracle_off_as_the_docs_write_it():
+    """YAML reads an unquoted `off` as false: `oracles: {whole_answer: off}` is the docs' own line."""
+    import yaml
+
+    from gate.config.explore import ExploreConfig
+
+    spec = ExploreConfig.model_validate(yaml.safe_load("oracles: {whole_answer: off, survives: high}"))
+    assert spec.oracles == {"whole_answer": "off", "survives": "high"}
+
+
 def test_an_unknown_oracle_is_a_config_error():
     with pytest.raises(ValueError, match="no universal oracle named whole_answers"):
         minimal(explore={"oracles": {"whole_answers": "off"}})

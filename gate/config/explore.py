@@ -39,6 +39,12 @@ class ExploreConfig(StrictModel):
     oracles: dict[str, Literal["off"] | Severity] = Field(
         default_factory=dict, description="Universal oracle name -> `off`, or the severity it is judged with.")
 
+    @field_validator("oracles", mode="before")
+    @classmethod
+    def _bare_off(cls, value):
+        """`whole_answer: off` as written, unquoted: YAML reads a bare `off` as false."""
+        return {k: ("off" if v is False else v) for k, v in value.items()} if isinstance(value, dict) else value
+
     @field_validator("oracles")
     @classmethod
     def _known(cls, value: dict) -> dict:

@@ -242,7 +242,10 @@ def _handed_to_model(trace, fault) -> str | None:
     if fault.kind != "tool":  # (an in-process tool's error has no HTTP status: it is the fault, not the code)
         return None
     group = group_of(fault)
-    after = [e for e in trace if e.seq > fault.seq and (e.kind == "llm" or group_of(e) == group)]
+    # the same request again is a retry; another call of the same site (another account, other arguments)
+    # is one the model asked for beside it, in the same answer
+    again = lambda e: group_of(e) == group and (e.path, e.body_digest) == (fault.path, fault.body_digest)  # noqa: E731
+    after = [e for e in trace if e.seq > fault.seq and (e.kind == "llm" or again(e))]
     if after and after[0].kind == "llm":
         return ("the tool's error reached the model, whose choice it is to retry or to apologise "
                 "(honest_failure judges the answer)")

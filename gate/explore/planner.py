@@ -36,7 +36,7 @@ from gate.explore.sites import Site, Unreached, read_sites
 from gate.plan.oracles import SCENARIO
 
 OUTAGE_RANK = 1.5  # right after the errors of the tools (`priority` 1), before the model's
-TELLING = frozenset({"timeout_after_write", "error", "exit_code", "timeout", "inject", "rate_limit", "server_error",
+TELLING = frozenset({"timeout_after_write", "hang_after_write", "error", "exit_code", "timeout", "inject", "rate_limit", "server_error",
                      "context_length",
                      "bad_tool_args", "truncate_stream", "cut_content", "empty"})
 # points the runner drops once their sibling ran (gate/runner/explore_run.py), by reason: counted per process
