@@ -68,6 +68,7 @@ def an_call(proxy, fault, messages=HELLO, stream=False):
     ("server_error", 500, openai.InternalServerError, anthropic.InternalServerError),
     ("overloaded", 529, openai.InternalServerError, anthropic.OverloadedError),
     ("auth_error", 401, openai.AuthenticationError, anthropic.AuthenticationError),
+    ("context_length", 400, openai.BadRequestError, anthropic.BadRequestError),  # the bodies: test_refusals.py
 ])
 def test_status_faults_raise_the_sdk_error(proxy, kind, status, oa_exc, an_exc):
     with pytest.raises(oa_exc) as exc:
