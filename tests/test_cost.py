@@ -47,7 +47,8 @@ def test_tokens_max_and_cost_max_judge_each_run(orders_env, tmp_path):
     - {id: few-tokens, type: tokens_max, max: 50, severity: medium}
     - {id: enough-tokens, type: tokens_max, max: 100000, severity: medium}
     - {id: cheap, type: cost_max, usd: 0.0000001, severity: low}"""
-    config = sdk_config(tmp_path, invariants=invariants, extra=PRICING)
+    # its one baseline cell is what is judged: no fault named, so it would explore too
+    config = sdk_config(tmp_path, invariants=invariants, extra=PRICING + "\nchaos: {explore: false}")
     main(["run", "-c", str(config), "-o", str(tmp_path / "out"), "--quiet", "--full-report"])
     outcome = {o["id"]: o for o in load_report(tmp_path / "out")["verdict"]["cells"][0]["invariants"]}
     assert outcome["few-tokens"]["breached"] and "(max 50)" in outcome["few-tokens"]["message"]
