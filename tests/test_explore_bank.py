@@ -51,7 +51,8 @@ PLANTED = [
     ("no_timeout", "answers_in_time", "bank-POST-transfers-1/timeout"),
     ("retry_storm", "bounded_retries", "bank-POST-transfers/outage"),
     ("accept_cut", "whole_answer", "llm-openai-4/cut_content"),  # the final model call only
-    ("poisoned", "recovers", "bank-POST-transfers-1/timeout"),  # seen by a later request to the same process
+    # seen by a later request to the same process; its client first timed out under the held write's answer
+    ("poisoned", "recovers", "bank-POST-transfers-1/hang_after_write"),
 ]
 
 
