@@ -133,6 +133,9 @@ def test_each_planted_bug_is_found_where_its_twin_passes(tmp_path, request, bug,
     messages = [i["message"] for c in report["verdict"]["cells"] for i in c["invariants"]
                 if i["id"] == oracle and i.get("breached")]
     assert any(says in m for m in messages), messages
+    if (bug, shape) == ("dangling_call", SERVER):  # the transcript marks the turn the broken history failed
+        summary = (tmp_path / "summary.md").read_text()
+        assert "| 2 ⚡ |" in summary and "| 3 ❌ |" in summary and "its model call was refused" in summary
 
 
 @pytest.fixture(scope="module")

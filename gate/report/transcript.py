@@ -3,7 +3,8 @@
 Each turn's user text and the agent's answer, in order; the turns where a fault fired marked, each
 faulted call named (from the trace steps' `turn` and `fault_status: fired`); and the first turn, from
 the first faulted one on (from turn 1 when none fired), that went wrong: it did not answer (its
-reason is not `ok`), or it answered otherwise than the fault-free baseline did at that turn. The
+reason is not `ok`), the provider refused its model call (a 4xx no fault injected: a history the agent
+left broken), or it answered otherwise than the fault-free baseline did at that turn. The
 baseline is the input's `contract/<input>/baseline` cell, and a turn is compared only where every
 baseline run that reached it answered it, the same way, to the same user text (a nondeterministic
 agent's turn is not compared, nor a replayed session's turns against a config input of its name).
@@ -112,8 +113,12 @@ def of_run(run: RunResult, reference: dict[int, tuple[str, str | None]] | None =
     for row in rows:
         if row.turn < (fault_turn or 1):
             continue
+        refused = next((st for st in run.trace if st.turn == row.turn and st.kind == "llm" and st.status is not None
+                        and 400 <= st.status < 500 and st.status != 429 and st.fault_status != "fired"), None)
         if row.reason != "ok":
             row.wrong = f"did not answer: {row.reason}"
+        elif refused is not None:  # the provider would not take the history the agent kept
+            row.wrong = f"its model call was refused ({refused.status})"
         else:
             said = (reference or {}).get(row.turn)
             if said is not None and said[1] != row.answer:
