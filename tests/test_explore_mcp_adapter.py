@@ -15,6 +15,7 @@ is about (`--only`); the whole sound exploration (56 cells, exit 0) takes about 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -115,3 +116,44 @@ def test_a_pinned_mcp_finding_fires_at_the_same_call(tmp_path, gate):
            [("mcp-stdio", "refund_order", "timeout", "fired")], faulted
     breached = {b["id"] for b in cell["invariants"] if b["breached"]}
     assert code == 1 and pin["contract"]["invariants"][0]["id"] in breached, (cell["reason"], breached)
+
+
+WOBBLE = [{"when": r"refund order (\d+)", "reads": [["lookup_order", {"order_id": "{1}"}]],
+           "extra_read": ["lookup_order", {"order_id": "{1}"}],
+           "writes": [["refund_order", {"order_id": "{1}", "reason": "damaged"}]],
+           "answers": ["Your refund for order {1} has been issued.", "Done: order {1} is refunded.",
+                       "I've refunded order {1} for you."]}]
+
+
+@pytest.fixture(scope="module")
+def wobbly():
+    import wobbly_model
+
+    server, url = wobbly_model.serve()
+    yield url
+    server.shutdown()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_sound_twin_passes_under_a_model_that_never_answers_twice_alike(tmp_path, gate, wobbly, monkeypatch,
+                                                                           seed):
+    """Issue 50's nondeterministic model (tests/wobbly_model.py: paraphrases, an extra read, jitter), on the
+    MCP write's faults where the planted bugs show; each baseline sampled twice, its variance learned."""
+    monkeypatch.setenv("WOBBLE_RULES", json.dumps(WOBBLE))
+    monkeypatch.setenv("WOBBLE_SEED", str(seed))
+    config = CONFIG.with_name(f".wobbly-{os.getpid()}-{seed}.yaml")
+    config.write_text(CONFIG.read_text().replace("upstream: sim}", f'upstream: "{wobbly}"}}'))
+    try:
+        code, report = gate(tmp_path, "", "chaos/*/explore/refund_order-1/error",
+                            "chaos/*/explore/refund_order-1/timeout_after_write", config=config)
+    finally:
+        config.unlink()
+    failing = [(c["id"], c["reason"], [i["message"] for i in c["invariants"] if i.get("breached")])
+               for c in report["verdict"]["cells"] if c["status"] not in ("pass", "skipped")]
+    assert code == 0 and not failing, failing
+    assert explored(report) >= {"refund_order-1/error", "refund_order-1/timeout_after_write"}
+    import wobbly_model
+
+    owned = [w.split("{")[0][:20] for w in wobbly_model.FAILURES]  # its honest wordings, not the sim's
+    said = [r["output"] for c in report["verdict"]["cells"] for r in c["runs"]]
+    assert said and all(any(o.startswith(w) for w in owned) for o in said), said
