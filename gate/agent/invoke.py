@@ -461,9 +461,10 @@ class LineSession:
             proc.stdin.close()
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             pass
-        if proc.returncode is None and (grace if grace is not None else self.EXIT_GRACE) > 0:
+        grace = self.EXIT_GRACE if grace is None else grace
+        if proc.returncode is None and grace > 0:
             try:
-                await asyncio.wait_for(proc.wait(), grace if grace is not None else self.EXIT_GRACE)
+                await asyncio.wait_for(proc.wait(), grace)
             except TimeoutError:
                 pass
         _kill_group(proc.pid)  # it, and whatever it left behind

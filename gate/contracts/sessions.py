@@ -18,7 +18,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from gate.contracts.base import InvariantBase, Observation, Severity, Verdict, register
-from gate.contracts.universal import overlap
+from gate.contracts.universal import overlap, short
 from gate.dialects import answers
 from gate.dialects.acknowledgement import acknowledged
 
@@ -59,7 +59,7 @@ class IsolatesSessions(InvariantBase):
         if probe["model_calls"] == 0 and base["model_calls"] > 0:
             return Verdict(False, f"while {ref.fault} held this cell's session, {who} was answered without asking "
                                   f"the model (its baseline asked it {base['model_calls']} time(s)): "
-                                  f"{_short(probe['answer'])}")
+                                  f"{short(probe['answer'])}")
         answer, claims = probe["answer"] or "", [a for a in base["answers"] if a]
         # an apology that still says what the baseline said is the model's manners ("Closed on Sundays, sorry!"),
         # not a session told the system is down: a failure must also leave the baseline's words behind
@@ -68,10 +68,5 @@ class IsolatesSessions(InvariantBase):
         why = answers.failure(answer)
         if (owned or why) and all(answers.failure(a) is None for a in claims):
             return Verdict(False, f"while {ref.fault} held this cell's session, {who} answered with a failure "
-                                  f"(\"{owned or why}\") where its baseline answered: {_short(answer)}")
+                                  f"(\"{owned or why}\") where its baseline answered: {short(answer)}")
         return Verdict(True, f"{who} answered as its baseline did, within its time bound")  # no timing: a verdict is the same in any run
-
-
-def _short(text: str | None, n: int = 100) -> str:
-    text = (text or "").replace("\n", " ")
-    return text if len(text) <= n else text[:n - 3] + "..."

@@ -102,7 +102,7 @@ class WritesOnce(_Oracle):
         over = [(m, n) for m, n in done.items() if n > max(1, intended.get(m, 0))]
         if over:
             meaning, n = over[0]
-            return Verdict(False, f"one intended write was executed {n} times: {_short(meaning)} "
+            return Verdict(False, f"one intended write was executed {n} times: {short(meaning)} "
                                   f"(baseline: {intended.get(meaning, 0) or 1})")
         return Verdict(True, f"{sum(done.values())} write(s), each executed once")
 
@@ -135,7 +135,7 @@ class HonestFailure(_Oracle):
         if same >= self.similarity:
             return Verdict(False, f"{lost.describe()} failed and was never redone, yet the answer claims the "
                                   f"baseline's success: compared with {ref.compared()} answer it repeats {same:.0%} "
-                                  f"of the words and acknowledges no failure: {_short(answer)}")
+                                  f"of the words and acknowledges no failure: {short(answer)}")
         return Verdict(True, f"the answer does not repeat the baseline's success ({same:.0%} of the words of "
                              f"{ref.compared()} answer, under {self.similarity:.0%})")
 
@@ -203,12 +203,12 @@ class ToleratesTransient(_Oracle):
         why = answers.failure(obs.output or "")
         if why is not None and all(answers.failure(a) is None for a in ref.every_answer() or [""]):
             return Verdict(False, f"one transient {ref.fault} turned the answer into {why} where {ref.compared()} "
-                                  f"answered: {_short(obs.output)}")
+                                  f"answered: {short(obs.output)}")
         done = set(write_meanings(obs.trace))
         missing, extra = sorted(ref.writes_needed() - done), sorted(done - set(ref.writes))
         if missing or extra:
-            what = f"the write {_short(missing[0])} was not made" if missing else \
-                f"a write no baseline sample made ({_short(extra[0])})"
+            what = f"the write {short(missing[0])} was not made" if missing else \
+                f"a write no baseline sample made ({short(extra[0])})"
             return Verdict(False, f"one transient {ref.fault} changed the outcome: {what}, compared with "
                                   f"{ref.compared()} writes")
         return Verdict(True, f"the writes of {ref.compared()} envelope and an answer, after a transient fault")
@@ -228,11 +228,11 @@ class WholeAnswer(_Oracle):
             return Verdict.not_judged("no answer to compare with the baseline's")
         answer = (obs.output or "").strip()
         if not answer:
-            return Verdict(False, f"after {ref.fault} the agent answered nothing (baseline: {_short(wholes[0])})")
+            return Verdict(False, f"after {ref.fault} the agent answered nothing (baseline: {short(wholes[0])})")
         cut = next((w for w in wholes if len(answer) < len(w) and w.startswith(answer)), None)
         if cut is not None and answer not in wholes:
             return Verdict(False, f"after {ref.fault} the answer is a cut copy of the baseline's: it stops after "
-                                  f"{len(answer)} of the baseline answer's {len(cut)} characters: {_short(answer)}")
+                                  f"{len(answer)} of the baseline answer's {len(cut)} characters: {short(answer)}")
         return Verdict(True, f"the answer is not empty nor a cut copy of {ref.compared()} answer")
 
 
@@ -349,7 +349,7 @@ def overlap(a: str, b: str) -> float:
     return max(shared / len(words_a), shared / len(words_b))
 
 
-def _short(text: str | None, n: int = 100) -> str:
+def short(text: str | None, n: int = 100) -> str:
     text = (text or "").replace("\n", " ")
     return text if len(text) <= n else text[:n - 3] + "..."
 

@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gate.config.explore import ExploreConfig
+from gate.contracts.call_sites import template_text
 from gate.contracts.reference import Reference, site_calls, tool_sites, turn_model_calls, write_meanings
 from gate.explore.kinds import Kind, kinds_for, outage_for, priority
 from gate.explore.probes import with_probes
@@ -200,7 +201,7 @@ def _slug(site: Site) -> str:
     if site.kind == "llm":
         return f"{turn}llm-{site.target}-{site.occurrence}"
     if site.transport == "http":
-        path = re.sub(r"[^A-Za-z0-9{}]+", "-", site.describe().split(" ", 2)[2].split(" at turn ")[0]).strip("-")
+        path = re.sub(r"[^A-Za-z0-9{}]+", "-", template_text(site.path)).strip("-")
         return f"{turn}{site.target}-{site.method}-{path}-{site.occurrence}"
     return f"{turn}{site.tool or site.target}-{site.occurrence}"
 

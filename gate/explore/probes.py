@@ -43,8 +43,7 @@ def probe_for(faulted, candidates: list) -> dict | None:
     best = min(usable, key=lambda b: len(b.targets))  # min keeps the config's order among equals
     every = (best, *best.others)
     return {"input": best.input_id, "answers": [s.answer for s in every if s.answer],
-            "latency_ms": max(s.latency_ms for s in every), "model_calls": min(sum(s.turn_calls) or _llm(s)
-                                                                               for s in every),
+            "latency_ms": max(s.latency_ms for s in every), "model_calls": min(_llm(s) for s in every),
             "targets": list(best.targets)}
 
 

@@ -143,6 +143,16 @@ def shown(t: Transcript, limit: int) -> list[int]:
     return sorted(ranked[:limit])
 
 
+def laid_out(t: Transcript, limit: int):
+    """(turns not shown before it, row) for each row shown, in order, then (turns not shown after the last,
+    None): the walk both renderings share."""
+    last = -1
+    for pos in shown(t, limit):
+        yield pos - last - 1, t.rows[pos]
+        last = pos
+    yield len(t.rows) - 1 - last, None
+
+
 def _unsent(t: Transcript) -> str:
     first = len(t.rows) + 1
     return str(first) if first == t.total else f"{first}–{t.total}"
@@ -155,13 +165,11 @@ def markdown(t: Transcript, run: int, per_turn: int, max_rows: int) -> list[str]
     faulted call named. Every cell is `text()`-escaped and cut at `per_turn` characters."""
     lines = [f"Conversation of run {run} — {text(t.summary(), 600)}:", "",
              "| turn | user | agent | outcome |", "|---|---|---|---|"]
-    positions = shown(t, max_rows)
-    last = -1
-    for pos in positions:
-        if pos > last + 1:
-            lines.append(f"| … | _{pos - last - 1} turn(s) not shown_ | | |")
-        last = pos
-        row = t.rows[pos]
+    for skipped, row in laid_out(t, max_rows):
+        if skipped:
+            lines.append(f"| … | _{skipped} turn(s) not shown_ | | |")
+        if row is None:
+            break
         mark = (f" {FAULT}" if row.faults else "") + (f" {WRONG}" if row.wrong else "")
         outcome = code(row.reason, 40, table=True)
         if row.wrong:
@@ -171,8 +179,6 @@ def markdown(t: Transcript, run: int, per_turn: int, max_rows: int) -> list[str]
                 outcome += f" (baseline: {text(said[1], per_turn)})"
         answer = text(row.answer, per_turn) if row.answer is not None else "_(no answer)_"
         lines.append(f"| {row.turn}{mark} | {text(row.text, per_turn)} | {answer} | {outcome} |")
-    if last < len(t.rows) - 1:
-        lines.append(f"| … | _{len(t.rows) - 1 - last} turn(s) not shown_ | | |")
     if len(t.rows) < t.total:
         lines.append(f"| {_unsent(t)} | _not sent: the run ended at turn {len(t.rows)}_ | | |")
     named = [f"- {FAULT} turn {r.turn}: {', '.join(text(f, 200) for f in r.faults[:3])}"
@@ -189,13 +195,11 @@ def html(t: Transcript, per_turn: int = 2000, max_rows: int = 50) -> str:
     out = [f"<p class=\"transcript-head\"><b>Conversation</b> — {html_attr(t.summary(), 600)}</p>",
            "<table class=\"transcript\"><thead><tr><th>turn</th><th>user</th><th>agent</th><th>outcome</th>"
            "</tr></thead><tbody>"]
-    positions = shown(t, max_rows)
-    last = -1
-    for pos in positions:
-        if pos > last + 1:
-            out.append(f"<tr class=\"gap\"><td>…</td><td colspan=\"3\">{pos - last - 1} turn(s) not shown</td></tr>")
-        last = pos
-        row = t.rows[pos]
+    for skipped, row in laid_out(t, max_rows):
+        if skipped:
+            out.append(f"<tr class=\"gap\"><td>…</td><td colspan=\"3\">{skipped} turn(s) not shown</td></tr>")
+        if row is None:
+            break
         classes = " ".join(c for c, on in (("fault", row.faults), ("wrong", row.wrong)) if on)
         marks = (f" <span class=\"tag f\" title=\"a fault fired in this turn\">{FAULT} fault</span>"
                  if row.faults else "")
@@ -211,8 +215,6 @@ def html(t: Transcript, per_turn: int = 2000, max_rows: int = 50) -> str:
         tr = f"<tr class=\"{classes}\">" if classes else "<tr>"
         out.append(f"{tr}<td>{row.turn}{marks}</td><td><pre>{html_block(row.text, per_turn)}"
                    f"</pre></td><td>{answer}</td><td>{outcome}</td></tr>")
-    if last < len(t.rows) - 1:
-        out.append(f"<tr class=\"gap\"><td>…</td><td colspan=\"3\">{len(t.rows) - 1 - last} turn(s) not shown</td></tr>")
     if len(t.rows) < t.total:
         out.append(f"<tr class=\"gap\"><td>{_unsent(t)}</td><td colspan=\"3\">not sent: the run "
                    f"ended at turn {len(t.rows)}</td></tr>")
