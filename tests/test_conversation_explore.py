@@ -4,7 +4,6 @@ conversations. Each planted bug shows only across turns or across sessions, and 
 oracle meant for it, in a cell its sound twin passes; the twin passes the whole exploration, under the sim
 and under the tests' own nondeterministic model."""
 
-import json
 import os
 
 import pytest
@@ -140,10 +139,8 @@ def test_each_planted_bug_is_found_where_its_twin_passes(tmp_path, request, bug,
 
 @pytest.fixture(scope="module")
 def model():
-    server, url = wobbly_model.serve()
-    os.environ["WOBBLE_RULES"] = json.dumps(WOBBLE)
-    yield url
-    server.shutdown()
+    with wobbly_model.serving(WOBBLE) as url:
+        yield url
 
 
 @pytest.mark.parametrize("seed", range(5))

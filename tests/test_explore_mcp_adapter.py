@@ -129,9 +129,8 @@ WOBBLE = [{"when": r"refund order (\d+)", "reads": [["lookup_order", {"order_id"
 def wobbly():
     import wobbly_model
 
-    server, url = wobbly_model.serve()
-    yield url
-    server.shutdown()
+    with wobbly_model.serving(WOBBLE) as url:
+        yield url
 
 
 @pytest.mark.parametrize("seed", range(5))

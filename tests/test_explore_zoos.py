@@ -158,16 +158,8 @@ def test_the_sound_twin_passes_and_owns_up_in_its_own_words(sound, name):
 
 @pytest.fixture(scope="module")
 def model():
-    saved = {k: os.environ.get(k) for k in ("WOBBLE_RULES", "WOBBLE_SEED")}
-    server, url = wobbly_model.serve()
-    os.environ["WOBBLE_RULES"] = json.dumps(WOBBLE)
-    yield url
-    server.shutdown()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with wobbly_model.serving(WOBBLE) as url:
+        yield url
 
 
 @pytest.mark.parametrize("seed", range(5))

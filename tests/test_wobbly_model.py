@@ -36,10 +36,8 @@ RULES = [
 
 @pytest.fixture(scope="module")
 def model():
-    server, url = wobbly_model.serve()
-    os.environ["WOBBLE_RULES"] = json.dumps(RULES)
-    yield url
-    server.shutdown()
+    with wobbly_model.serving(RULES) as url:
+        yield url
 
 
 def explore(tmp_path, model_url, seed, bugs="", *extra, samples=2, budget=12):

@@ -24,6 +24,7 @@ import re
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -165,6 +166,24 @@ class Model(JsonHandler):
 def serve() -> tuple[ThreadingHTTPServer, str]:
     """The model on a loopback port in this process: (server, base URL)."""
     return httpkit_serve(Model)
+
+
+@contextmanager
+def serving(rules: list):
+    """The model with `rules` on a loopback port, for a test module: its base URL; $WOBBLE_RULES and
+    $WOBBLE_SEED as they were once it stops (an xdist worker runs other modules after)."""
+    saved = {k: os.environ.get(k) for k in ("WOBBLE_RULES", "WOBBLE_SEED")}
+    server, url = serve()
+    os.environ["WOBBLE_RULES"] = json.dumps(rules)
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 if __name__ == "__main__":
